@@ -1,0 +1,105 @@
+#!/usr/bin/env node
+/**
+ * The `antler` command: start the gateway, ask a running one for its status, check a config.
+ * Exit codes: 0 ok, 1 a problem found at run time, 2 a bad config.
+ */
+import { Command } from "commander";
+import { type LoadedConfig, loadConfig } from "./config/loader.js";
+import { ConfigError, errorMessage } from "./errors.js";
+import { createGateway } from "./gateway.js";
+import { createLogger } from "./log/logger.js";
+
+const EXIT_CONFIG = 2;
+
+function load(file: string | undefined): LoadedConfig {
+  try {
+    return loadConfig({ file, env: process.env, cwd: process.cwd() });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      for (const issue of err.issues) {
+        process.stderr.write(`config error: ${issue.path ? `${issue.path}: ` : ""}${issue.message}\n`);
+      }
+      process.exit(EXIT_CONFIG);
+    }
+    throw err;
+  }
+}
+
+async function start(opts: { config?: string }): Promise<void> {
+  const loaded = load(opts.config);
+  const { logging } = loaded.config;
+  const logger = createLogger({ level: logging.level, format: logging.format, secrets: loaded.secrets });
+  const gateway = createGateway({ loaded, logger });
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "shutting down");
+    // A stuck handle must not keep the process alive forever.
+    setTimeout(() => process.exit(1), 10_000).unref();
+    gateway.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  try {
+    await gateway.start();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      for (const issue of err.issues)
+        process.stderr.write(`config error: ${issue.path ? `${issue.path}: ` : ""}${issue.message}\n`);
+      await gateway.stop().catch(() => undefined);
+      process.exit(EXIT_CONFIG);
+    }
+    logger.fatal({ err }, "start failed");
+    await gateway.stop().catch(() => undefined);
+    process.exit(1);
+  }
+}
+
+async function status(opts: { config?: string; url?: string }): Promise<void> {
+  const loaded = opts.url ? undefined : load(opts.config);
+  const base = opts.url ?? `http://${loaded?.config.server.host}:${loaded?.config.server.port}`;
+  try {
+    const res = await fetch(new URL("/healthz", base));
+    process.stdout.write(`${base}: ${res.ok ? "up" : `unhealthy (HTTP ${res.status})`}\n`);
+    process.exitCode = res.ok ? 0 : 1;
+  } catch (err) {
+    process.stdout.write(`${base}: not reachable (${errorMessage(err)})\n`);
+    process.exitCode = 1;
+  }
+}
+
+async function doctor(opts: { config?: string }): Promise<void> {
+  const loaded = load(opts.config);
+  process.stdout.write(`config ${loaded.path}: ok\n`);
+}
+
+const program = new Command().name("antler").description("Channels-first IM gateway for LangGraph agents").showHelpAfterError();
+
+program
+  .command("start")
+  .description("run the gateway")
+  .option("-c, --config <file>", "config file (default ./config.yaml, else ./config.example.yaml)")
+  .action(start);
+program
+  .command("status")
+  .description("ask a running gateway how it is")
+  .option("-c, --config <file>", "config file that names the server address")
+  .option("--url <url>", "gateway base URL, instead of reading the config")
+  .action(status);
+program
+  .command("doctor")
+  .description("check the config, credentials and model endpoints")
+  .option("-c, --config <file>", "config file")
+  .action(doctor);
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  process.stderr.write(`antler: ${errorMessage(err)}\n`);
+  process.exit(1);
+});

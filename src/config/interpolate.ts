@@ -1,0 +1,44 @@
+/**
+ * `${VAR}` and `${VAR:-default}` substitution inside every string of a parsed YAML tree.
+ * The environment is passed in, so this module never reads the process environment itself.
+ */
+import type { ConfigIssue } from "../errors.js";
+
+const REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** Formats a key path the way error messages show it: `models[0].use`, `channels.slack.bot_token`. */
+export function formatPath(path: ReadonlyArray<string | number | symbol>): string {
+  let out = "";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else out += out ? `.${String(part)}` : String(part);
+  }
+  return out;
+}
+
+/** Returns a copy of `value` with every `${…}` replaced; unset variables without a default become issues. */
+export function interpolate(value: unknown, env: Env, issues: ConfigIssue[], path: (string | number)[] = []): unknown {
+  if (typeof value === "string") return interpolateString(value, env, issues, path);
+  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, env, issues, [...path, i]));
+  if (value && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = interpolate(v, env, issues, [...path, k]);
+    return out;
+  }
+  return value;
+}
+
+function interpolateString(text: string, env: Env, issues: ConfigIssue[], path: (string | number)[]): string {
+  return text.replace(REF, (_whole, name: string, fallback: string | undefined) => {
+    const set = env[name];
+    if (set !== undefined && set !== "") return set;
+    if (fallback !== undefined) return fallback;
+    issues.push({
+      path: formatPath(path),
+      message: `environment variable ${name} is not set: export ${name}=… or write \${${name}:-default} in the config`,
+    });
+    return "";
+  });
+}

@@ -1,0 +1,147 @@
+/**
+ * The shape of config.yaml. Keys are snake_case; unknown keys are errors everywhere except
+ * where a section passes options straight through to a plugin (model provider options, and a
+ * channel's own keys, which the channel's schema checks when the registry loads it).
+ */
+import { z } from "zod";
+
+/** A number that may also arrive as a string (from `${VAR}` interpolation). */
+export const num = () =>
+  z.preprocess((v) => (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v)) ? Number(v) : v), z.number());
+
+/** A boolean that may also arrive as "true"/"false" (from `${VAR}` interpolation). */
+export const bool = () => z.preprocess((v) => (v === "true" ? true : v === "false" ? false : v), z.boolean());
+
+/** A list of ids; a single string becomes a one-element list, an empty string an empty list. */
+export const idList = () =>
+  z.preprocess(
+    (v) =>
+      typeof v === "string"
+        ? v
+            .split(",")
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : typeof v === "number"
+          ? [String(v)]
+          : v,
+    z.array(z.union([z.string(), z.number()]).transform(String)),
+  );
+
+export const ServerConfig = z
+  .strictObject({
+    host: z.string().default("127.0.0.1"),
+    port: num().pipe(z.number().int().min(0).max(65535)).default(8787),
+    admin_token: z.string().optional(),
+  })
+  .default({ host: "127.0.0.1", port: 8787 });
+
+export const StorageConfig = z
+  .strictObject({
+    path: z.string().default("./data/antler.db"),
+  })
+  .default({ path: "./data/antler.db" });
+
+export const LoggingConfig = z
+  .strictObject({
+    level: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+    format: z.enum(["auto", "json", "pretty"]).default("auto"),
+  })
+  .default({ level: "info", format: "auto" });
+
+/** One chat model. Keys besides the named ones are provider options passed to the class. */
+export const ModelConfig = z.looseObject({
+  name: z.string().min(1),
+  use: z.string().default("@langchain/openai:ChatOpenAI"),
+  model: z.string().min(1),
+  api_key: z.string().optional(),
+  base_url: z.string().optional(),
+  temperature: num().optional(),
+  max_tokens: num().pipe(z.number().int().positive()).optional(),
+  supports_thinking: bool().optional(),
+  display_name: z.string().optional(),
+});
+
+export const ToolConfig = z.strictObject({
+  name: z.string().min(1),
+  use: z.string().min(1),
+  group: z.string().optional(),
+});
+
+export const McpServerConfig = z.strictObject({
+  enabled: bool().default(true),
+  transport: z.enum(["stdio", "http", "sse"]).default("stdio"),
+  command: z.string().optional(),
+  args: z.array(z.string()).default([]),
+  env: z.record(z.string(), z.string()).default({}),
+  cwd: z.string().optional(),
+  url: z.string().optional(),
+  headers: z.record(z.string(), z.string()).default({}),
+  timeout_ms: num().pipe(z.number().int().positive()).default(10_000),
+  tool_prefix: z.string().optional(),
+});
+
+/** Feature switches of the middleware chain; `true`/`false` per middleware. */
+export const FeaturesConfig = z
+  .strictObject({
+    dangling_tool_calls: bool().optional(),
+    tool_errors: bool().optional(),
+    loop_detection: bool().optional(),
+    message_id_guard: bool().optional(),
+    dynamic_context: bool().optional(),
+    title: bool().optional(),
+    summarization: bool().optional(),
+  })
+  .default({});
+
+export const AgentConfig = z
+  .strictObject({
+    name: z.string().default("antler"),
+    model: z.string().optional(),
+    system_prompt: z.string().default("You are a helpful assistant. Answer concisely."),
+    recursion_limit: num().pipe(z.number().int().positive()).default(50),
+    features: FeaturesConfig,
+  })
+  .default({
+    name: "antler",
+    system_prompt: "You are a helpful assistant. Answer concisely.",
+    recursion_limit: 50,
+    features: {},
+  });
+
+/** Settings of the shared channel core (queues, concurrency). */
+export const GatewayConfig = z
+  .strictObject({
+    max_concurrent_runs: num().pipe(z.number().int().positive()).default(8),
+    queue_size: num().pipe(z.number().int().positive()).default(5),
+    run_timeout_ms: num().pipe(z.number().int().positive()).default(600_000),
+  })
+  .default({ max_concurrent_runs: 8, queue_size: 5, run_timeout_ms: 600_000 });
+
+/**
+ * Every channel section has `enabled` and an optional `use` override; the rest of its keys are
+ * checked by the channel's own schema when the registry loads it.
+ */
+export const ChannelSection = z.looseObject({
+  enabled: bool().default(false),
+  use: z.string().optional(),
+});
+
+export const AppConfigSchema = z.strictObject({
+  server: ServerConfig,
+  storage: StorageConfig,
+  logging: LoggingConfig,
+  models: z.array(ModelConfig).default([]),
+  tools: z.array(ToolConfig).default([]),
+  mcp_servers: z.record(z.string(), McpServerConfig).default({}),
+  agent: AgentConfig,
+  gateway: GatewayConfig,
+  channels: z.record(z.string(), ChannelSection).default({}),
+});
+
+export type AppConfig = z.output<typeof AppConfigSchema>;
+export type ModelConfig = z.output<typeof ModelConfig>;
+export type ToolConfig = z.output<typeof ToolConfig>;
+export type McpServerConfig = z.output<typeof McpServerConfig>;
+export type AgentConfig = z.output<typeof AgentConfig>;
+export type GatewayConfig = z.output<typeof GatewayConfig>;
+export type ChannelSection = z.output<typeof ChannelSection>;

@@ -1,0 +1,231 @@
+/**
+ * The channel contract. A channel adapter translates between one chat platform and Antler's
+ * shared core; it does not dedupe, queue, throttle, chunk, retry or check access — the core
+ * (dispatcher and renderer) does all of that once, for every platform.
+ *
+ * Adapters are plain classes, loaded by the registry from a `"module:Export"` path and
+ * constructed with a {@link ChannelContext}. Everything an adapter hands to the core
+ * (refs, handles) must be JSON-serialisable: it is stored so that work survives restarts.
+ */
+import type { ZodType } from "zod";
+import type { Logger } from "../log/logger.js";
+import type { RouteHandler } from "../server/http.js";
+
+/** The markdown flavour a platform renders. Adapters convert the agent's Markdown into it. */
+export type MarkdownDialect = "telegram-html" | "slack-mrkdwn" | "feishu-md" | "dingtalk-md" | "commonmark" | "plain";
+
+/** What a platform can do, so the core can adapt its behaviour. */
+export interface ChannelCapabilities {
+  /** Longest text of one message, in characters (JS string length) of the agent's Markdown. */
+  maxTextLength: number;
+  /** Minimum time between two edits (or stream updates) of one message. */
+  minEditIntervalMs: number;
+  /** Messages can be edited after sending, so replies can stream by edits. */
+  edits: boolean;
+  /** Messages can carry buttons that come back as clicks. */
+  buttons: boolean;
+  /** Replies can go into a thread under the user's message. */
+  threads: boolean;
+  /** Markdown flavour of the platform. */
+  markdown: MarkdownDialect;
+  /** Most buttons one question may carry; more options fall back to a numbered list. */
+  maxButtons?: number;
+  /** How long one typing indicator lasts; the core repeats it this often. Default 4000. */
+  typingIntervalMs?: number;
+}
+
+/** Direct (one-to-one) or group conversation. */
+export type ChatType = "direct" | "group";
+
+/** JSON value, for adapter-specific fields that must survive storage. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [k: string]: JsonValue };
+
+/** Where to post in a conversation. Built by the adapter, stored by the core, handed back to the adapter. */
+export interface ConversationRef {
+  /** Name of the channel instance (the key under `channels:` in config). */
+  channel: string;
+  /** Conversation key, `<channel>:<workspace>:<chat>[:<thread>]`. */
+  key: string;
+  /** Platform chat id (Telegram chat id, Slack channel id, Feishu chat_id, DingTalk conversationId). */
+  chatId: string;
+  /** Platform thread to post into (Slack thread_ts, Telegram message_thread_id, Feishu root message). */
+  threadId?: string;
+  /** Platform id of the user's message to reply to, when replies should quote it. */
+  replyToId?: string;
+  chatType: ChatType;
+  /** Adapter-specific data needed to post (e.g. a DingTalk sessionWebhook). */
+  extra?: { [k: string]: JsonValue };
+}
+
+/** A sent message, as the adapter needs it to edit the message later. */
+export interface MessageHandle {
+  /** Platform message id (Slack ts, Telegram message_id, Feishu message_id, …). */
+  id: string;
+  /** The conversation it was posted in. */
+  ref: ConversationRef;
+  /** Adapter-specific data needed to edit (e.g. a card id). */
+  extra?: { [k: string]: JsonValue };
+}
+
+/** One button of a question. */
+export interface ButtonSpec {
+  /** Short id carried in the click payload (kept small: Telegram allows 64 bytes). */
+  id: string;
+  /** Text on the button. */
+  label: string;
+}
+
+/** What to show. `text` is Markdown; the adapter converts it to the platform's dialect. */
+export interface OutboundContent {
+  text: string;
+  /** Buttons under the message. An empty list on an edit removes the old buttons. */
+  buttons?: ButtonSpec[];
+  /**
+   * Id of the question the buttons answer. The adapter puts `questionId` and the button id in
+   * each click payload and gives both back in {@link InboundAction}.
+   */
+  questionId?: string;
+}
+
+/** A button click, as the adapter decoded it. */
+export interface InboundAction {
+  questionId: string;
+  /** `ButtonSpec.id` of the clicked button. */
+  buttonId: string;
+  /** The message that carried the buttons, when the platform says. */
+  messageId?: string;
+}
+
+/** One thing a user did in a chat, translated by the adapter. */
+export interface InboundMessage {
+  /** Name of the channel instance. */
+  channel: string;
+  /** The platform's id of this delivery (update_id, event_id, …); redeliveries repeat it. */
+  eventId: string;
+  /** Where the conversation is and how to reply. `ref.key` is the conversation key. */
+  ref: ConversationRef;
+  /** Sender. */
+  user: { id: string; name?: string };
+  /** Text with the bot mention removed and surrounding space trimmed. Empty for a click. */
+  text: string;
+  /** The bot was @mentioned, replied to, or addressed by command. Always true in direct chats. */
+  mentioned: boolean;
+  /** The sender is a bot (this bot or another); the core ignores such messages. */
+  fromBot?: boolean;
+  /** Set when this is a button click rather than a message. */
+  action?: InboundAction;
+  /** When the platform says the user sent it (ms since epoch), else when it arrived. */
+  sentAt: number;
+}
+
+/**
+ * Where an adapter hands what it received. It resolves once the core has durably recorded the
+ * message (or decided to drop it), so the adapter acks the platform after `await sink(msg)`.
+ */
+export type InboundSink = (message: InboundMessage) => Promise<void>;
+
+/** Lifecycle state shown in status. */
+export type ChannelState = "starting" | "running" | "degraded" | "stopped" | "failed" | "disabled";
+
+/** What an adapter reports about itself. The core adds counters and timestamps. */
+export interface ChannelStatus {
+  state: ChannelState;
+  /** Connected to the platform right now (socket open, last poll succeeded, webhook set). */
+  connected: boolean;
+  /** Transport in use, e.g. `polling`, `webhook`, `socket`, `http`, `websocket`, `stream`. */
+  mode: string;
+  /** Why the channel is disabled or failed. */
+  reason?: string;
+  /** The last platform error, if any. */
+  lastError?: { message: string; at: number } | null;
+}
+
+/** A platform-native stream (Slack chat streams, Feishu CardKit, DingTalk AI cards). */
+export interface NativeStream {
+  /** The message that shows the stream. */
+  readonly handle: MessageHandle;
+  /** Shows `text` (the whole reply so far, Markdown). The core paces calls at `minEditIntervalMs`. */
+  update(text: string): Promise<void>;
+  /** Shows the final `text` and closes the stream. */
+  finish(text: string): Promise<void>;
+  /** Closes the stream after a failure, showing `text` if the platform can. Must not throw. */
+  abort(text: string): Promise<void>;
+}
+
+/** Limits of a native stream; past either, the core finishes it and starts a new one. */
+export interface NativeStreamLimits {
+  maxTextLength: number;
+  maxDurationMs: number;
+}
+
+/** The HTTP server, as a channel sees it: mount webhook routes on Antler's one port. */
+export interface HttpMount {
+  route(method: string, path: string, handler: RouteHandler): void;
+  unroute(path: string): void;
+}
+
+/** What the registry passes to a channel's constructor. */
+export interface ChannelContext<C = unknown> {
+  /** Instance name: the key under `channels:`. Prefix of every conversation key. */
+  name: string;
+  /** The channel's config section, already checked by the class's `configSchema` if it has one. */
+  config: C;
+  logger: Logger;
+  /** Antler's HTTP server, for webhook modes. */
+  http: HttpMount;
+  /** Folder of the config file, for relative paths. */
+  baseDir: string;
+}
+
+/**
+ * A chat platform adapter. Required: lifecycle, `send`, `edit`, `status`, `capabilities`.
+ * Optional capabilities are feature-detected by the core.
+ */
+export interface Channel {
+  readonly name: string;
+  readonly capabilities: ChannelCapabilities;
+  /** Connects and starts delivering inbound messages to `sink`. Throws if it cannot start. */
+  start(sink: InboundSink): Promise<void>;
+  /** Disconnects and releases every handle. Idempotent. */
+  stop(): Promise<void>;
+  status(): ChannelStatus;
+  /** Posts a new message. Throws typed errors from src/errors.ts (rate limit, not found, …). */
+  send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle>;
+  /** Replaces a message's content. Unchanged content may throw `NotModifiedError`; the core ignores it. */
+  edit(handle: MessageHandle, content: OutboundContent): Promise<void>;
+
+  /** Shows "typing…" (or the platform's equivalent) for about `typingIntervalMs`. */
+  typing?(ref: ConversationRef): Promise<void>;
+  /** Clears a typing indicator that does not clear itself (e.g. a reaction). */
+  typingDone?(ref: ConversationRef): Promise<void>;
+  /** Minimum edit interval for this conversation, when it differs from the capability (groups). */
+  editIntervalMs?(ref: ConversationRef): number;
+  /** Starts a native stream, or returns undefined when the conversation cannot stream natively. */
+  startStream?(ref: ConversationRef): Promise<NativeStream | undefined>;
+  /** Limits of native streams, when `startStream` exists. */
+  readonly streamLimits?: NativeStreamLimits;
+  /** Checks credentials against the platform for `antler doctor`; resolves to a one-line summary. */
+  check?(): Promise<string>;
+  /** Access rules from the channel's config; absent = everyone, mention required in groups. */
+  readonly access?: AccessRules;
+}
+
+/** A channel class as the registry loads it. `configSchema` checks and types its config section. */
+export interface ChannelClass {
+  new (ctx: ChannelContext<never>): Channel;
+  /** zod schema of the config section (without `enabled`/`use`, which the core reads). */
+  configSchema?: ZodType;
+}
+
+/** Method names every channel must have; the registry checks them before use. */
+export const REQUIRED_CHANNEL_METHODS = ["start", "stop", "status", "send", "edit"] as const;
+
+/** Who may talk to the bot and when. Adapters fill it from their config; the core enforces it. */
+export interface AccessRules {
+  /** User ids allowed to talk to the bot and click its buttons; empty = everyone. */
+  allowedUsers: string[];
+  /** Chat ids the bot answers in; empty = every chat. */
+  allowedChats: string[];
+  /** In group chats, answer only when the bot is mentioned (or replied to). */
+  requireMention: boolean;
+}

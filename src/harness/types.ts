@@ -1,0 +1,84 @@
+/**
+ * The harness contract: what a chat-facing caller may ask of the agent runtime. The embedded
+ * LangGraph agent implements it, and a remote LangGraph API server can implement it too.
+ * Nothing here knows about chats, channels or platforms.
+ */
+
+/** Token counts of one run, when the model reports them. */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+}
+
+/** One question the agent asked with `ask_clarification`, waiting for an answer. */
+export interface Clarification {
+  /** LangGraph interrupt id; resuming answers exactly this interrupt. */
+  interruptId: string;
+  question: string;
+  /** Suggested answers; empty for a free-text question. */
+  options: string[];
+  /** Kind of question, e.g. `missing_info`, `ambiguous`, `confirm`. Free-form. */
+  kind?: string;
+  /** Why the agent asks, when it said so. */
+  context?: string;
+}
+
+/** What a run streams, in order. A run ends with exactly one `done`, `clarification` or `error`. */
+export type RunEvent =
+  /** A piece of the assistant's visible reply, to be appended to what came before. */
+  | { type: "text"; delta: string }
+  /** A tool call started. */
+  | { type: "tool_start"; id: string; name: string; args: unknown }
+  /** A tool call finished; `error` when it failed (the run goes on). */
+  | { type: "tool_end"; id: string; name: string; output: string; error: boolean }
+  /** The run paused on a question. Answer with `Harness.resume`. */
+  | ({ type: "clarification" } & Clarification)
+  /** The run finished. `text` is the assistant's whole final reply. */
+  | { type: "done"; text: string; usage?: Usage }
+  /** The run failed. `message` is short and fit to show a chat user; the thread stays usable. */
+  | { type: "error"; message: string; code: string };
+
+/** Who is talking, for dynamic context and tracing. */
+export interface RunUser {
+  id: string;
+  name?: string;
+}
+
+export interface RunOptions {
+  /** Aborting it cancels the run (same as `Harness.cancel`). */
+  signal?: AbortSignal;
+  /** The person behind this turn. */
+  user?: RunUser;
+  /** Free-form labels passed to middleware as run context (e.g. `{ channel: "slack" }`). */
+  context?: Record<string, string>;
+}
+
+/** What the harness knows about one thread. */
+export interface ThreadInfo {
+  threadId: string;
+  /** Set by the title middleware after the first turn. */
+  title?: string;
+  /** The unanswered question, if the last run paused. */
+  pending?: Clarification;
+  /** Number of messages in the thread's history. */
+  messageCount: number;
+  /** Name of the model that serves this thread. */
+  model: string;
+  /** True while a run is active on the thread. */
+  running: boolean;
+}
+
+/** The agent runtime. One active run per thread at a time. */
+export interface Harness {
+  /** Starts a run with a new user message. */
+  run(threadId: string, text: string, options?: RunOptions): AsyncIterable<RunEvent>;
+  /** Answers the pending question of a paused thread and continues the run. */
+  resume(threadId: string, answer: string, options?: RunOptions): AsyncIterable<RunEvent>;
+  /** Cancels the active run of a thread. Returns false when none is running. */
+  cancel(threadId: string): boolean;
+  /** What the thread looks like now, or undefined for a thread never run. */
+  getThread(threadId: string): Promise<ThreadInfo | undefined>;
+  /** Releases checkpointer and model clients. */
+  close(): Promise<void>;
+}

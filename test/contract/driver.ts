@@ -1,0 +1,43 @@
+/**
+ * What the shared channel contract suite needs from each platform: a fake platform plus the
+ * user's side of it. Every adapter's test file implements one `ContractDriver` over its fake
+ * server and passes a factory to `channelContract()`.
+ */
+
+/** One bot message as a user would see it in the chat. */
+export interface VisibleMessage {
+  /** Platform message id. */
+  id: string;
+  /** Current text, with platform markup removed (what a person reads). */
+  text: string;
+  /** Labels of the buttons shown under it now; empty when none. */
+  buttons: string[];
+  /** Every version the user saw, oldest first, with the time (ms) it appeared. */
+  versions: Array<{ text: string; at: number }>;
+  /** Platform thread the message is in, if any. */
+  threadId?: string;
+}
+
+export interface ContractDriver {
+  /** Name the channel is configured under (`channels.<name>`). */
+  readonly channelName: string;
+  /** The config section for the channel under test, pointing at this fake (`enabled: true` included). */
+  channelConfig(): Record<string, unknown>;
+  /** Platform-level minimum interval between edits of one message in the test conversation, ms. */
+  readonly minEditIntervalMs: number;
+  /**
+   * A user sends `text` to the bot in the test conversation (a DM unless the platform only has
+   * groups; mention the bot where the platform needs it). Resolves once the fake delivered it.
+   */
+  userSays(text: string): Promise<void>;
+  /** Delivers the last user event again, with the same event id (a platform retry). */
+  redeliverLast(): Promise<void>;
+  /** The user clicks the button labelled `label` on the newest bot message showing it. */
+  click(label: string): Promise<void>;
+  /** A message sent by the bot itself (or another bot) arrives as an inbound event. */
+  botEcho(text: string): Promise<void>;
+  /** Bot messages in the test conversation, oldest first. */
+  botMessages(): VisibleMessage[];
+  /** Stops the fake. */
+  close(): Promise<void>;
+}

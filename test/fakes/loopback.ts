@@ -1,0 +1,295 @@
+/**
+ * An in-memory chat platform and its channel adapter, for testing the shared core with no SDK.
+ * The world behaves like a strict platform: it rejects unchanged edits, text over the limit,
+ * and edits faster than the platform allows (429). Tests can inject failures and read what a
+ * user would see, with the time each version appeared.
+ */
+import { z } from "zod";
+import { ChannelError, NotModifiedError, PlatformNotFoundError, PlatformRateLimitError } from "../../src/errors.js";
+import type {
+  Channel,
+  ChannelCapabilities,
+  ChannelContext,
+  ChannelStatus,
+  ConversationRef,
+  InboundMessage,
+  InboundSink,
+  MessageHandle,
+  OutboundContent,
+} from "../../src/channels/types.js";
+
+export interface LoopbackMessage {
+  id: string;
+  chatId: string;
+  threadId?: string;
+  text: string;
+  buttons: Array<{ id: string; label: string }>;
+  questionId?: string;
+  versions: Array<{ text: string; at: number }>;
+  fromBot: boolean;
+}
+
+type Op = "send" | "edit" | "typing";
+interface Fault {
+  op: Op;
+  /** Fail this many of the next calls. */
+  remaining: number;
+  error: () => Error;
+}
+
+const worlds = new Map<string, LoopbackWorld>();
+let nextWorld = 1;
+
+export interface LoopbackOptions {
+  maxTextLength?: number;
+  minEditIntervalMs?: number;
+  edits?: boolean;
+  buttons?: boolean;
+  /** Reject an edit that comes sooner than minEditIntervalMs after the last one with 429. */
+  enforceEditInterval?: boolean;
+}
+
+/** The fake platform. One world can serve several channel instances (restarts). */
+export class LoopbackWorld {
+  readonly id = `world${nextWorld++}`;
+  readonly messages: LoopbackMessage[] = [];
+  readonly typing: Array<{ chatId: string; at: number }> = [];
+  readonly calls: Array<{ op: Op | "rejected"; at: number; detail?: string }> = [];
+  readonly delivered: InboundMessage[] = [];
+  private readonly faults: Fault[] = [];
+  private rateLimitRatio = 0;
+  private rateLimitMs = 0;
+  private blockedUntil = 0;
+  private seq = 1;
+  private sink: InboundSink | undefined;
+  channel: LoopbackChannel | undefined;
+
+  constructor(readonly options: LoopbackOptions = {}) {
+    worlds.set(this.id, this);
+  }
+
+  static get(id: string): LoopbackWorld {
+    const world = worlds.get(id);
+    if (!world) throw new Error(`no loopback world ${id}`);
+    return world;
+  }
+
+  attach(channel: LoopbackChannel, sink: InboundSink | undefined): void {
+    this.channel = channel;
+    this.sink = sink;
+  }
+
+  /** Config section for `channels.<name>` that makes the registry load a LoopbackChannel on this world. */
+  channelConfig(extra: Record<string, unknown> = {}): Record<string, unknown> {
+    return { enabled: true, use: `${import.meta.dirname}/loopback.ts:LoopbackChannel`, world: this.id, ...extra };
+  }
+
+  /** Fail the next `count` calls of `op` with `error`. */
+  failNext(op: Op, count: number, error: () => Error): void {
+    this.faults.push({ op, remaining: count, error });
+  }
+
+  /** Answer a share of edits with 429 (retry after `retryAfterMs`). Calls before that time are counted as violations. */
+  rateLimitEdits(ratio: number, retryAfterMs: number): void {
+    this.rateLimitRatio = ratio;
+    this.rateLimitMs = retryAfterMs;
+  }
+
+  /** Calls made while a retry-after was in force. */
+  get violations(): number {
+    return this.calls.filter((c) => c.op === "rejected" && c.detail === "during retry_after").length;
+  }
+
+  /** A user message arrives. Returns the InboundMessage handed to the core. */
+  async userSays(
+    text: string,
+    opts: { chatId?: string; userId?: string; chatType?: "direct" | "group"; mentioned?: boolean; eventId?: string; threadId?: string } = {},
+  ): Promise<InboundMessage> {
+    const chatId = opts.chatId ?? "dm1";
+    const channel = this.requireChannel();
+    const ref: ConversationRef = {
+      channel: channel.name,
+      key: `${channel.name}:w:${chatId}${opts.threadId ? `:${opts.threadId}` : ""}`,
+      chatId,
+      chatType: opts.chatType ?? "direct",
+      ...(opts.threadId ? { threadId: opts.threadId } : {}),
+    };
+    const msg: InboundMessage = {
+      channel: channel.name,
+      eventId: opts.eventId ?? `ev${this.seq++}`,
+      ref,
+      user: { id: opts.userId ?? "u1", name: "User One" },
+      text,
+      mentioned: opts.mentioned ?? ref.chatType === "direct",
+      sentAt: Date.now(),
+    };
+    await this.deliver(msg);
+    return msg;
+  }
+
+  /** Delivers a message exactly as given (a redelivery repeats an earlier one). */
+  async deliver(msg: InboundMessage): Promise<void> {
+    if (!this.sink) throw new Error("loopback channel is not started");
+    this.delivered.push(msg);
+    await this.sink(msg);
+  }
+
+  /** The user clicks the button labelled `label` on the newest message showing it. */
+  async click(label: string, opts: { userId?: string } = {}): Promise<InboundMessage> {
+    const message = [...this.messages].reverse().find((m) => m.buttons.some((b) => b.label === label));
+    if (!message) throw new Error(`no message shows a button "${label}"`);
+    const button = message.buttons.find((b) => b.label === label)!;
+    const channel = this.requireChannel();
+    const msg: InboundMessage = {
+      channel: channel.name,
+      eventId: `click${this.seq++}`,
+      ref: { channel: channel.name, key: `${channel.name}:w:${message.chatId}`, chatId: message.chatId, chatType: "direct" },
+      user: { id: opts.userId ?? "u1" },
+      text: "",
+      mentioned: true,
+      action: { questionId: message.questionId ?? "", buttonId: button.id, messageId: message.id },
+      sentAt: Date.now(),
+    };
+    await this.deliver(msg);
+    return msg;
+  }
+
+  botMessages(chatId = "dm1"): LoopbackMessage[] {
+    return this.messages.filter((m) => m.chatId === chatId && m.fromBot);
+  }
+
+  // ---- the platform side, called by the channel ----
+
+  send(ref: ConversationRef, content: OutboundContent): LoopbackMessage {
+    this.gate("send");
+    this.checkLength(content.text);
+    const message: LoopbackMessage = {
+      id: `m${this.seq++}`,
+      chatId: ref.chatId,
+      ...(ref.threadId ? { threadId: ref.threadId } : {}),
+      text: content.text,
+      buttons: content.buttons ?? [],
+      ...(content.questionId ? { questionId: content.questionId } : {}),
+      versions: [{ text: content.text, at: Date.now() }],
+      fromBot: true,
+    };
+    this.messages.push(message);
+    return message;
+  }
+
+  edit(id: string, content: OutboundContent): void {
+    const message = this.messages.find((m) => m.id === id);
+    if (!message) throw new PlatformNotFoundError(this.channel?.name ?? "loopback", "message to edit not found");
+    this.gate("edit");
+    const now = Date.now();
+    const interval = this.options.minEditIntervalMs ?? 0;
+    const last = message.versions.at(-1)?.at ?? 0;
+    if (this.options.enforceEditInterval && now - last < interval) {
+      this.calls.push({ op: "rejected", at: now, detail: "edit too fast" });
+      throw new PlatformRateLimitError("loopback", interval - (now - last));
+    }
+    const buttons = content.buttons ?? message.buttons;
+    if (content.text === message.text && sameButtons(buttons, message.buttons)) {
+      throw new NotModifiedError("loopback");
+    }
+    this.checkLength(content.text);
+    message.text = content.text;
+    message.buttons = buttons;
+    message.versions.push({ text: content.text, at: now });
+  }
+
+  noteTyping(chatId: string): void {
+    this.gate("typing");
+    this.typing.push({ chatId, at: Date.now() });
+  }
+
+  private gate(op: Op): void {
+    const now = Date.now();
+    if (now < this.blockedUntil) {
+      this.calls.push({ op: "rejected", at: now, detail: "during retry_after" });
+      throw new PlatformRateLimitError("loopback", this.blockedUntil - now);
+    }
+    const fault = this.faults.find((f) => f.op === op && f.remaining > 0);
+    if (fault) {
+      fault.remaining--;
+      this.calls.push({ op: "rejected", at: now, detail: "injected" });
+      throw fault.error();
+    }
+    if (op === "edit" && this.rateLimitRatio > 0 && Math.random() < this.rateLimitRatio) {
+      this.blockedUntil = now + this.rateLimitMs;
+      this.calls.push({ op: "rejected", at: now, detail: "429" });
+      throw new PlatformRateLimitError("loopback", this.rateLimitMs);
+    }
+    this.calls.push({ op, at: now });
+  }
+
+  private checkLength(text: string): void {
+    const max = this.options.maxTextLength ?? 4096;
+    if (text.length === 0) throw new ChannelError("loopback", "empty_text", "message text is empty");
+    if (text.length > max) throw new ChannelError("loopback", "too_long", `message is too long (${text.length} > ${max})`);
+  }
+
+  private requireChannel(): LoopbackChannel {
+    if (!this.channel) throw new Error("loopback channel is not attached");
+    return this.channel;
+  }
+}
+
+function sameButtons(a: OutboundContent["buttons"] = [], b: OutboundContent["buttons"] = []): boolean {
+  return a.length === b.length && a.every((x, i) => x.id === b[i]?.id && x.label === b[i]?.label);
+}
+
+export const LoopbackChannelConfig = z.strictObject({ world: z.string() });
+export type LoopbackChannelConfig = z.output<typeof LoopbackChannelConfig>;
+
+/** The adapter: translates core calls into world calls, like a real adapter translates into SDK calls. */
+export class LoopbackChannel implements Channel {
+  static configSchema = LoopbackChannelConfig;
+  readonly name: string;
+  readonly capabilities: ChannelCapabilities;
+  private readonly world: LoopbackWorld;
+  private state: ChannelStatus["state"] = "stopped";
+
+  constructor(ctx: ChannelContext<LoopbackChannelConfig>) {
+    this.name = ctx.name;
+    this.world = LoopbackWorld.get(ctx.config.world);
+    const o = this.world.options;
+    this.capabilities = {
+      maxTextLength: o.maxTextLength ?? 4096,
+      minEditIntervalMs: o.minEditIntervalMs ?? 50,
+      edits: o.edits ?? true,
+      buttons: o.buttons ?? true,
+      threads: false,
+      markdown: "commonmark",
+      typingIntervalMs: 1000,
+    };
+    this.world.attach(this, undefined);
+  }
+
+  async start(sink: InboundSink): Promise<void> {
+    this.world.attach(this, sink);
+    this.state = "running";
+  }
+
+  async stop(): Promise<void> {
+    this.world.attach(this, undefined);
+    this.state = "stopped";
+  }
+
+  status(): ChannelStatus {
+    return { state: this.state, connected: this.state === "running", mode: "memory", lastError: null };
+  }
+
+  async send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {
+    const message = this.world.send(ref, content);
+    return { id: message.id, ref };
+  }
+
+  async edit(handle: MessageHandle, content: OutboundContent): Promise<void> {
+    this.world.edit(handle.id, content);
+  }
+
+  async typing(ref: ConversationRef): Promise<void> {
+    this.world.noteTyping(ref.chatId);
+  }
+}

@@ -1,0 +1,2 @@
+export { SqliteBindingStore } from "./sqlite.js";
+export type { BindingStore, InboxEntry, InboxState, Json, PendingQuestion, ThreadBinding } from "./types.js";

@@ -1,0 +1,80 @@
+/**
+ * The binding store: Antler's durable memory of chats. It maps conversation keys to agent
+ * threads, remembers each thread's unanswered question, and keeps an inbox of received events
+ * for dedupe and crash recovery. SQLite implements it for one process; a Postgres store can
+ * implement it for several (run `bindingStoreContract` against it).
+ *
+ * Values the caller stores as JSON (refs, handles, payloads) are opaque here: this layer sits
+ * below the channels and knows nothing of their types.
+ */
+
+export type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
+
+/** One agent thread bound to a conversation. */
+export interface ThreadBinding {
+  key: string;
+  threadId: string;
+  /** When the binding was made (ms since epoch). */
+  createdAt: number;
+  /** False for threads replaced by `/new`. */
+  current: boolean;
+}
+
+/** A question the agent asked that is waiting for the user's answer. */
+export interface PendingQuestion {
+  threadId: string;
+  /** Conversation the question was asked in. */
+  key: string;
+  /** Short id carried by the question's buttons. */
+  questionId: string;
+  /** LangGraph interrupt the answer resumes. */
+  interruptId: string;
+  question: string;
+  options: string[];
+  kind?: string;
+  /** Where it was posted (the channel's message handle), so the answer can be shown on it. */
+  posted?: Json;
+  createdAt: number;
+}
+
+export type InboxState = "received" | "running" | "done" | "failed";
+
+/** One received event. */
+export interface InboxEntry {
+  channel: string;
+  eventId: string;
+  key: string;
+  state: InboxState;
+  /** The message as received, so it can be answered after a restart. */
+  payload: Json;
+  receivedAt: number;
+  updatedAt: number;
+  error?: string;
+}
+
+export interface BindingStore {
+  /** The current thread of a conversation, if any. */
+  currentThread(key: string): Promise<string | undefined>;
+  /** Makes `threadId` the current thread of `key`; the previous one is kept as history. */
+  bindThread(key: string, threadId: string): Promise<void>;
+  /** Every thread the conversation has had, newest first. */
+  threadHistory(key: string): Promise<ThreadBinding[]>;
+
+  /** Stores (or replaces) the pending question of its thread. */
+  setPending(question: PendingQuestion): Promise<void>;
+  getPending(threadId: string): Promise<PendingQuestion | undefined>;
+  /** Finds a pending question by the id its buttons carry. */
+  findPendingByQuestionId(questionId: string): Promise<PendingQuestion | undefined>;
+  clearPending(threadId: string): Promise<void>;
+
+  /** Records a received event. Returns false if the same channel+eventId was already recorded. */
+  recordInbound(entry: { channel: string; eventId: string; key: string; payload: Json }): Promise<boolean>;
+  setInboxState(channel: string, eventId: string, state: InboxState, error?: string): Promise<void>;
+  getInbound(channel: string, eventId: string): Promise<InboxEntry | undefined>;
+  /** Events left `received` or `running` (by a crash), oldest first. */
+  unfinished(): Promise<InboxEntry[]>;
+  /** Deletes finished events received before `before` (ms). Returns how many. */
+  pruneInbox(before: number): Promise<number>;
+
+  close(): Promise<void>;
+}

@@ -21,8 +21,15 @@ export interface VisibleMessage {
 export interface ContractDriver {
   /** Name the channel is configured under (`channels.<name>`). */
   readonly channelName: string;
-  /** The config section for the channel under test, pointing at this fake (`enabled: true` included). */
-  channelConfig(): Record<string, unknown>;
+  /**
+   * The config section for the channel under test, pointing at this fake (`enabled: true` included).
+   * `gatewayUrl` is where Antler's HTTP server will listen (for webhook modes), e.g. http://127.0.0.1:PORT.
+   */
+  channelConfig(env: { gatewayUrl: string }): Record<string, unknown>;
+  /** Replies show partial text before the final one (edits or native streaming). */
+  readonly streams: boolean;
+  /** Questions show buttons; false = numbered options answered by text. */
+  readonly buttons: boolean;
   /** Platform-level minimum interval between edits of one message in the test conversation, ms. */
   readonly minEditIntervalMs: number;
   /**

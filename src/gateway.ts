@@ -1,37 +1,132 @@
 /**
- * The gateway: one process that owns the HTTP server and, as later parts land, the harness,
- * the binding store and the channels. `createGateway` wires them from a loaded config.
+ * The gateway: one process that owns the HTTP server, the binding store, the harness and the
+ * channels, wired from a loaded config. `createGateway` builds it; `start` brings it up in the
+ * order that keeps messages safe (store and harness first, channels last); `stop` reverses it.
  */
+import path from "node:path";
+import { SqliteBindingStore } from "./bindings/sqlite.js";
+import type { BindingStore, InboxEntry } from "./bindings/types.js";
+import { Dispatcher, type DispatcherObserver } from "./channels/dispatcher.js";
+import { type ChannelSlot, loadChannels } from "./channels/registry.js";
 import type { LoadedConfig } from "./config/loader.js";
+import type { ChannelSection } from "./config/schema.js";
+import { errorMessage } from "./errors.js";
+import { createHarness } from "./harness/runtime.js";
+import type { Harness } from "./harness/types.js";
 import type { Logger } from "./log/logger.js";
 import { HttpServer, sendJson } from "./server/http.js";
 
 export interface GatewayOptions {
-  loaded: LoadedConfig;
+  loaded: Pick<LoadedConfig, "config" | "baseDir">;
   logger: Logger;
+  /** Use this harness instead of building the embedded one from config. */
+  harness?: Harness;
+  /** Replace the config's `channels` section (e.g. `antler chat` runs only the console). */
+  channels?: Record<string, ChannelSection>;
+  /** Listen on `server.host:server.port` (default true). */
+  serve?: boolean;
+  observer?: DispatcherObserver;
 }
 
-export interface Gateway {
+/** How long `stop` lets running replies finish before cancelling them. */
+const DRAIN_MS = 5_000;
+const INBOX_KEEP_MS = 48 * 3600_000;
+
+export class Gateway {
   readonly server: HttpServer;
-  start(): Promise<void>;
-  stop(): Promise<void>;
+  slots: ChannelSlot[] = [];
+  store: BindingStore | undefined;
+  harness: Harness | undefined;
+  dispatcher: Dispatcher | undefined;
+  private pruneTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: GatewayOptions) {
+    const { config } = options.loaded;
+    this.server = new HttpServer({ host: config.server.host, port: config.server.port, logger: options.logger });
+    this.server.route("GET", "/healthz", (_req, res) => sendJson(res, 200, { ok: true }));
+  }
+
+  get logger(): Logger {
+    return this.options.logger;
+  }
+
+  /** Looks a channel up by its configured name. */
+  slot(name: string): ChannelSlot | undefined {
+    return this.slots.find((s) => s.name === name);
+  }
+
+  async start(): Promise<void> {
+    const { config, baseDir } = this.options.loaded;
+    const logger = this.options.logger;
+    if (this.options.serve !== false) {
+      const addr = await this.server.listen();
+      logger.info({ host: addr.address, port: addr.port }, "antler listening");
+    }
+    const store = new SqliteBindingStore(path.resolve(baseDir, config.storage.path));
+    this.store = store;
+    this.harness = this.options.harness ?? (await createHarness({ config, baseDir, logger }));
+    this.dispatcher = new Dispatcher({
+      store,
+      harness: this.harness,
+      logger,
+      settings: config.gateway,
+      ...(this.options.observer ? { observer: this.options.observer } : {}),
+    });
+    // Read what a previous process left unfinished before any channel can add new work.
+    const leftovers = await store.unfinished();
+    this.slots = await loadChannels(this.options.channels ?? config.channels, { baseDir, logger, http: this.server });
+    await Promise.all(this.slots.map((slot) => this.startSlot(slot, leftovers)));
+    this.pruneTimer = setInterval(() => void store.pruneInbox(Date.now() - INBOX_KEEP_MS), 3600_000);
+    this.pruneTimer.unref();
+  }
+
+  /** Starts one channel; a failure marks only that channel failed. */
+  async startSlot(slot: ChannelSlot, leftovers: InboxEntry[] = []): Promise<void> {
+    const channel = slot.channel;
+    const dispatcher = this.dispatcher;
+    if (!channel || !dispatcher || slot.override?.state === "disabled") return;
+    const logger = this.options.logger;
+    try {
+      await channel.start(dispatcher.sinkFor(slot));
+      slot.override = undefined;
+      logger.info({ channel: slot.name, mode: channel.status().mode }, "channel started");
+    } catch (err) {
+      slot.override = { state: "failed", reason: errorMessage(err) };
+      slot.noteError(err);
+      logger.error({ channel: slot.name, err }, "channel failed to start");
+      return;
+    }
+    await dispatcher.recover(slot, leftovers);
+  }
+
+  async stop(): Promise<void> {
+    if (this.pruneTimer) clearInterval(this.pruneTimer);
+    const dispatcher = this.dispatcher;
+    if (dispatcher) {
+      const drained = await Promise.race([dispatcher.idle().then(() => true), delay(DRAIN_MS).then(() => false)]);
+      if (!drained) {
+        dispatcher.cancelAll();
+        await Promise.race([dispatcher.idle(), delay(DRAIN_MS)]);
+      }
+    }
+    await Promise.all(
+      this.slots.map((slot) =>
+        slot.channel
+          ?.stop()
+          .catch((err: unknown) => this.options.logger.warn({ err, channel: slot.name }, "channel stop failed")),
+      ),
+    );
+    await this.harness?.close();
+    await this.store?.close();
+    await this.server.close();
+    this.options.logger.info("antler stopped");
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 export function createGateway(options: GatewayOptions): Gateway {
-  const { config } = options.loaded;
-  const logger = options.logger;
-  const server = new HttpServer({ host: config.server.host, port: config.server.port, logger });
-  server.route("GET", "/healthz", (_req, res) => sendJson(res, 200, { ok: true }));
-
-  return {
-    server,
-    async start() {
-      const addr = await server.listen();
-      logger.info({ host: addr.address, port: addr.port }, "antler listening");
-    },
-    async stop() {
-      await server.close();
-      logger.info("antler stopped");
-    },
-  };
+  return new Gateway(options);
 }

@@ -1,0 +1,146 @@
+/**
+ * The console channel: a conversation in the terminal, through the same dispatcher and renderer
+ * as every platform. Lines typed on stdin are messages; replies stream onto stdout. Questions
+ * show as numbered options (a terminal has no buttons) and are answered by typing the number.
+ */
+import { userInfo } from "node:os";
+import { createInterface, type Interface } from "node:readline";
+import { z } from "zod";
+import type {
+  Channel,
+  ChannelCapabilities,
+  ChannelContext,
+  ChannelStatus,
+  ConversationRef,
+  InboundSink,
+  MessageHandle,
+  OutboundContent,
+} from "../types.js";
+
+export const ConsoleChannelConfig = z.strictObject({
+  /** Text before each of the bot's messages. */
+  prefix: z.string().default("antler› "),
+});
+export type ConsoleChannelConfig = z.output<typeof ConsoleChannelConfig>;
+
+/** Streams a console channel reads and writes; stdin/stdout unless a test passes others. */
+export interface ConsoleIO {
+  input: NodeJS.ReadableStream;
+  output: NodeJS.WritableStream & { isTTY?: boolean };
+}
+
+export class ConsoleChannel implements Channel {
+  static configSchema = ConsoleChannelConfig;
+  /** Streams used by instances created after this is set (tests); process stdio by default. */
+  static io: ConsoleIO | undefined;
+
+  readonly name: string;
+  readonly capabilities: ChannelCapabilities = {
+    maxTextLength: 100_000,
+    minEditIntervalMs: 50,
+    edits: true,
+    buttons: false,
+    threads: false,
+    markdown: "plain",
+    typingIntervalMs: 60_000,
+  };
+  /** Resolves when the input ends (Ctrl-D or the end of piped input). */
+  readonly closed: Promise<void>;
+  private resolveClosed!: () => void;
+  private readonly io: ConsoleIO;
+  private readonly prefix: string;
+  private readline: Interface | undefined;
+  private seq = 0;
+  private readonly startedAt = Date.now();
+  /** The message at the bottom of the terminal and the text shown for it: only it can grow in place. */
+  private last: { id: string; shown: string } | undefined;
+  private state: ChannelStatus["state"] = "stopped";
+
+  constructor(ctx: ChannelContext<ConsoleChannelConfig>) {
+    this.name = ctx.name;
+    this.prefix = ctx.config.prefix;
+    this.io = ConsoleChannel.io ?? { input: process.stdin, output: process.stdout };
+    this.closed = new Promise((resolve) => {
+      this.resolveClosed = resolve;
+    });
+  }
+
+  private get ref(): ConversationRef {
+    return { channel: this.name, key: `${this.name}:local:tty`, chatId: "tty", chatType: "direct" };
+  }
+
+  async start(sink: InboundSink): Promise<void> {
+    const rl = createInterface({ input: this.io.input, terminal: false });
+    this.readline = rl;
+    this.state = "running";
+    const user = safeUser();
+    // Lines are handed over one at a time, in order; the dispatcher queues them per conversation.
+    let chain = Promise.resolve();
+    rl.on("line", (line) => {
+      const text = line.trim();
+      if (!text) return;
+      this.last = undefined;
+      chain = chain.then(() =>
+        sink({
+          channel: this.name,
+          eventId: `${this.startedAt}-${++this.seq}`,
+          ref: this.ref,
+          user: { id: user, name: user },
+          text,
+          mentioned: true,
+          sentAt: Date.now(),
+        }),
+      );
+    });
+    rl.on("close", () => {
+      void chain.then(() => this.resolveClosed());
+    });
+    rl.on("line", () => {
+      // The user's line ends the bot's current line on the terminal.
+      if (this.last) this.io.output.write("\n");
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.readline?.close();
+    this.readline = undefined;
+    this.state = "stopped";
+  }
+
+  status(): ChannelStatus {
+    return { state: this.state, connected: this.state === "running", mode: "tty", lastError: null };
+  }
+
+  async send(_ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {
+    const id = `c${++this.seq}`;
+    this.write(`${this.last ? "\n" : ""}${this.prefix}${content.text}`);
+    this.last = { id, shown: content.text };
+    return { id, ref: this.ref };
+  }
+
+  async edit(handle: MessageHandle, content: OutboundContent): Promise<void> {
+    const last = this.last;
+    if (last && last.id === handle.id && content.text.startsWith(last.shown)) {
+      this.write(content.text.slice(last.shown.length));
+      last.shown = content.text;
+      return;
+    }
+    // Older messages cannot change in place on a terminal: show the new version below.
+    this.write(`\n${this.prefix}${content.text}`);
+    this.last = { id: handle.id, shown: content.text };
+  }
+
+  async typing(): Promise<void> {}
+
+  private write(text: string): void {
+    this.io.output.write(text);
+  }
+}
+
+function safeUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return "local";
+  }
+}

@@ -1,0 +1,322 @@
+/**
+ * The dispatcher: every inbound message from every channel passes through here, in the order
+ * DESIGN.md "One message, end to end" gives — record (dedupe) → access → commands → question
+ * routing → per-conversation FIFO → run → render. Every accepted message ends in a reply or an
+ * explicit notice, also across a crash (see `recover`).
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import type { BindingStore, InboxEntry, Json, PendingQuestion } from "../bindings/types.js";
+import type { GatewayConfig } from "../config/schema.js";
+import { errorMessage } from "../errors.js";
+import type { Harness, RunEvent, RunOptions } from "../harness/types.js";
+import type { Logger } from "../log/logger.js";
+import { accessDenial } from "./access.js";
+import { type Answer, answerFromButton, answerFromText } from "./answers.js";
+import { type CommandName, HELP_TEXT, IMMEDIATE, parseCommand } from "./commands.js";
+import { KeyedQueue, Semaphore } from "./queue.js";
+import type { ChannelSlot } from "./registry.js";
+import { closeQuestion, type RenderHooks, type RenderOutcome, renderRun, sendNotice } from "./render/index.js";
+import type { Channel, ConversationRef, InboundMessage, InboundSink, MessageHandle } from "./types.js";
+
+/** Optional observer for metrics; every method is a notification only. */
+export interface DispatcherObserver {
+  inbound?(channel: string): void;
+  runStarted?(channel: string): void;
+  runFinished?(channel: string, outcome: RenderOutcome["kind"], seconds: number): void;
+  firstVisible?(channel: string, seconds: number): void;
+  rateLimited?(channel: string): void;
+}
+
+export interface DispatcherOptions {
+  store: BindingStore;
+  harness: Harness;
+  logger: Logger;
+  settings: GatewayConfig;
+  observer?: DispatcherObserver;
+}
+
+export const NOTICES = {
+  busy: "I'm still working through your earlier messages, so I couldn't take this one. Please send it again in a moment.",
+  restarted: "I was restarted while answering this — please send it again.",
+  notAllowed: "Sorry, you're not allowed to use this bot.",
+  nonText: "I can only read text messages for now.",
+  staleQuestion: "That question is no longer open.",
+  nothingToStop: "Nothing is running right now.",
+  newThread: "Started a new conversation. What would you like to talk about?",
+  failed: "Something went wrong while handling your message. Please try again.",
+} as const;
+
+interface ActiveRun {
+  threadId: string;
+  controller: AbortController;
+}
+
+export class Dispatcher {
+  private readonly queue: KeyedQueue;
+  private readonly runs: Semaphore;
+  private readonly active = new Map<string, ActiveRun>();
+
+  constructor(private readonly options: DispatcherOptions) {
+    this.queue = new KeyedQueue(options.settings.queue_size, (err) => options.logger.error({ err }, "queued job failed"));
+    this.runs = new Semaphore(options.settings.max_concurrent_runs);
+  }
+
+  /** Runs in progress across all conversations. */
+  get activeRuns(): number {
+    return this.active.size;
+  }
+
+  /** Messages waiting in conversation queues. */
+  get queueDepth(): number {
+    return this.queue.depth;
+  }
+
+  /** The sink a channel delivers into. Resolves once the message is durably recorded and queued. */
+  sinkFor(slot: ChannelSlot): InboundSink {
+    return (msg) => this.receive(slot, msg);
+  }
+
+  /** Resolves when every queued and running message is finished. */
+  idle(): Promise<void> {
+    return this.queue.whenIdle();
+  }
+
+  /** Cancels every running reply (shutdown). */
+  cancelAll(): void {
+    for (const run of this.active.values()) run.controller.abort();
+  }
+
+  private async receive(slot: ChannelSlot, msg: InboundMessage): Promise<void> {
+    if (msg.fromBot) return;
+    const { store, logger } = this.options;
+    const fresh = await store.recordInbound({
+      channel: slot.name,
+      eventId: msg.eventId,
+      key: msg.ref.key,
+      payload: msg as unknown as Json,
+    });
+    if (!fresh) {
+      logger.debug({ channel: slot.name, eventId: msg.eventId }, "duplicate event dropped");
+      return;
+    }
+    slot.counters.inbound++;
+    slot.lastInboundAt = Date.now();
+    this.options.observer?.inbound?.(slot.name);
+
+    const denial = accessDenial(slot.access, msg);
+    if (denial) {
+      logger.debug({ channel: slot.name, key: msg.ref.key, denial }, "message not for the bot");
+      await store.setInboxState(slot.name, msg.eventId, "done", `ignored: ${denial}`);
+      if (denial === "user" && msg.ref.chatType === "direct") void this.notify(slot, msg.ref, NOTICES.notAllowed);
+      return;
+    }
+    const command = msg.action ? undefined : parseCommand(msg.text);
+    if (command && IMMEDIATE.has(command)) {
+      void this.track(slot, msg, () => this.command(slot, msg, command));
+      return;
+    }
+    const queued = this.queue.push(msg.ref.key, () => this.track(slot, msg, () => this.handle(slot, msg)));
+    if (!queued) {
+      await store.setInboxState(slot.name, msg.eventId, "failed", "conversation queue full");
+      void this.notify(slot, msg.ref, NOTICES.busy);
+    }
+  }
+
+  /** Marks the inbox entry running → done/failed around `work`; a failure gets a notice in the chat. */
+  private async track(slot: ChannelSlot, msg: InboundMessage, work: () => Promise<void>): Promise<void> {
+    const { store, logger } = this.options;
+    await store.setInboxState(slot.name, msg.eventId, "running");
+    try {
+      await work();
+      await store.setInboxState(slot.name, msg.eventId, "done");
+    } catch (err) {
+      logger.error({ err, channel: slot.name, key: msg.ref.key }, "message handling failed");
+      slot.noteError(err);
+      await store.setInboxState(slot.name, msg.eventId, "failed", errorMessage(err));
+      await this.notify(slot, msg.ref, NOTICES.failed);
+    }
+  }
+
+  private async handle(slot: ChannelSlot, msg: InboundMessage): Promise<void> {
+    if (msg.action) return this.answerClick(slot, msg);
+    if (parseCommand(msg.text) === "new") return this.startNewThread(slot, msg.ref);
+    if (msg.text.trim() === "") return void (await this.notify(slot, msg.ref, NOTICES.nonText));
+    const threadId = await this.threadFor(msg.ref.key);
+    const pending = await this.options.store.getPending(threadId);
+    if (pending) return this.resume(slot, msg, pending, answerFromText(pending, msg.text));
+    await this.execute(slot, msg, threadId, (opts) => this.options.harness.run(threadId, msg.text, opts));
+  }
+
+  private async answerClick(slot: ChannelSlot, msg: InboundMessage): Promise<void> {
+    const action = msg.action!;
+    const pending = await this.options.store.findPendingByQuestionId(action.questionId);
+    const answer = pending && pending.key === msg.ref.key ? answerFromButton(pending, action.buttonId) : undefined;
+    if (!pending || !answer) return void (await this.notify(slot, msg.ref, NOTICES.staleQuestion));
+    await this.resume(slot, msg, pending, answer);
+  }
+
+  private async resume(slot: ChannelSlot, msg: InboundMessage, pending: PendingQuestion, answer: Answer): Promise<void> {
+    const { store, harness } = this.options;
+    await store.clearPending(pending.threadId);
+    const channel = this.channelOf(slot);
+    if (pending.posted) {
+      await closeQuestion(
+        channel,
+        pending.posted as unknown as MessageHandle,
+        pending.question,
+        answer.value,
+        this.hooks(slot),
+      ).catch((err: unknown) => this.options.logger.warn({ err, channel: slot.name }, "could not mark the question answered"));
+    }
+    await this.execute(slot, msg, pending.threadId, (opts) => harness.resume(pending.threadId, answer.value, opts));
+  }
+
+  /** One run: global limit, render, then store what the run left behind (a new question). */
+  private async execute(
+    slot: ChannelSlot,
+    msg: InboundMessage,
+    threadId: string,
+    start: (opts: RunOptions) => AsyncIterable<RunEvent>,
+  ): Promise<void> {
+    const release = await this.runs.acquire();
+    const controller = new AbortController();
+    const key = msg.ref.key;
+    this.active.set(key, { threadId, controller });
+    const timer = setTimeout(() => controller.abort(new Error("run timed out")), this.options.settings.run_timeout_ms);
+    const started = Date.now();
+    slot.counters.runs++;
+    this.options.observer?.runStarted?.(slot.name);
+    const questionId = randomBytes(6).toString("base64url");
+    let outcome: RenderOutcome | undefined;
+    try {
+      const events = start({
+        signal: controller.signal,
+        user: msg.user,
+        context: { channel: slot.name, chat_type: msg.ref.chatType },
+      });
+      const hooks = this.hooks(slot, started);
+      outcome = await renderRun(events, {
+        channel: this.channelOf(slot),
+        ref: msg.ref,
+        logger: this.options.logger,
+        hooks,
+        questionId,
+      });
+    } finally {
+      clearTimeout(timer);
+      this.active.delete(key);
+      release();
+      this.options.observer?.runFinished?.(slot.name, outcome?.kind ?? "error", (Date.now() - started) / 1000);
+    }
+    if (outcome.kind === "done") slot.counters.replies++;
+    if (outcome.kind === "clarification") {
+      const c = outcome.clarification;
+      await this.options.store.setPending({
+        threadId,
+        key,
+        questionId,
+        interruptId: c.interruptId,
+        question: c.question,
+        options: c.options,
+        ...(c.kind ? { kind: c.kind } : {}),
+        posted: outcome.question as unknown as Json,
+        createdAt: Date.now(),
+      });
+    }
+  }
+
+  private async command(slot: ChannelSlot, msg: InboundMessage, command: CommandName): Promise<void> {
+    const key = msg.ref.key;
+    if (command === "help") return void (await this.notify(slot, msg.ref, HELP_TEXT));
+    if (command === "stop") {
+      const run = this.active.get(key);
+      // The stopped run posts its own "stopped" notice; say something only when there was nothing to stop.
+      if (run) run.controller.abort();
+      else await this.notify(slot, msg.ref, NOTICES.nothingToStop);
+      return;
+    }
+    await this.notify(slot, msg.ref, await this.statusText(key));
+  }
+
+  private async statusText(key: string): Promise<string> {
+    const { store, harness } = this.options;
+    const threadId = await store.currentThread(key);
+    if (!threadId) return "No conversation yet: send a message to start one.";
+    const info = await harness.getThread(threadId);
+    const pending = await store.getPending(threadId);
+    const lines = [
+      `Thread: ${threadId}`,
+      `Title: ${info?.title ?? "(none yet)"}`,
+      `Model: ${info?.model ?? "(unknown)"}`,
+      `Replying now: ${this.active.has(key) ? "yes" : "no"}`,
+      `Messages: ${info?.messageCount ?? 0}`,
+    ];
+    if (pending) lines.push(`Waiting for your answer to: ${pending.question}`);
+    return lines.join("\n");
+  }
+
+  private async startNewThread(slot: ChannelSlot, ref: ConversationRef): Promise<void> {
+    const { store } = this.options;
+    const old = await store.currentThread(ref.key);
+    if (old) await store.clearPending(old);
+    await store.bindThread(ref.key, randomUUID());
+    await this.notify(slot, ref, NOTICES.newThread);
+  }
+
+  private async threadFor(key: string): Promise<string> {
+    const { store } = this.options;
+    const current = await store.currentThread(key);
+    if (current) return current;
+    const threadId = randomUUID();
+    await store.bindThread(key, threadId);
+    return threadId;
+  }
+
+  /**
+   * After a restart: events the previous process accepted but never finished get a notice in
+   * their chat, so nothing a user sent ends in silence. `entries` were read before channels started.
+   */
+  async recover(slot: ChannelSlot, entries: InboxEntry[]): Promise<void> {
+    for (const entry of entries.filter((e) => e.channel === slot.name)) {
+      const msg = entry.payload as unknown as InboundMessage;
+      try {
+        await this.notify(slot, msg.ref, NOTICES.restarted, true);
+        await this.options.store.setInboxState(entry.channel, entry.eventId, "failed", "interrupted by a restart");
+      } catch (err) {
+        this.options.logger.error({ err, channel: slot.name, eventId: entry.eventId }, "could not send the restart notice");
+      }
+    }
+  }
+
+  private async notify(slot: ChannelSlot, ref: ConversationRef, text: string, rethrow = false): Promise<void> {
+    try {
+      await sendNotice(this.channelOf(slot), ref, text, this.hooks(slot));
+    } catch (err) {
+      slot.noteError(err);
+      this.options.logger.error({ err, channel: slot.name }, "could not send a notice");
+      if (rethrow) throw err;
+    }
+  }
+
+  private hooks(slot: ChannelSlot, runStarted?: number): RenderHooks {
+    const observer = this.options.observer;
+    return {
+      onOutbound: () => {
+        slot.lastOutboundAt = Date.now();
+      },
+      onRateLimited: () => {
+        slot.counters.rate_limited++;
+        observer?.rateLimited?.(slot.name);
+      },
+      onFirstVisible: () => {
+        if (runStarted !== undefined) observer?.firstVisible?.(slot.name, (Date.now() - runStarted) / 1000);
+      },
+      onError: (err) => slot.noteError(err),
+    };
+  }
+
+  private channelOf(slot: ChannelSlot): Channel {
+    if (!slot.channel) throw new Error(`channel ${slot.name} is not loaded`);
+    return slot.channel;
+  }
+}

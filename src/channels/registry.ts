@@ -1,0 +1,190 @@
+/**
+ * The channel registry: turns `channels.<name>` config sections into channel instances.
+ * Built-in names map to `"module:Export"` paths; a section's `use:` may name any other class, so a
+ * new platform needs no change here. Classes are loaded by reflection and duck-typed: the
+ * registry checks the methods the contract requires and names any that are missing.
+ */
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { validate } from "../config/loader.js";
+import type { ChannelSection } from "../config/schema.js";
+import { AntlerError, ConfigError, errorMessage } from "../errors.js";
+import type { Logger } from "../log/logger.js";
+import { resolveClass } from "../reflection/index.js";
+import { AccessConfig, accessRulesFrom, OPEN_ACCESS } from "./access.js";
+import {
+  type AccessRules,
+  type Channel,
+  type ChannelClass,
+  type ChannelState,
+  type HttpMount,
+  REQUIRED_CHANNEL_METHODS,
+} from "./types.js";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** Built-in channel names and the class each loads. */
+export const BUILTIN_CHANNELS: Readonly<Record<string, string>> = {
+  telegram: `${here}/telegram/index.js:TelegramChannel`,
+  slack: `${here}/slack/index.js:SlackChannel`,
+  feishu: `${here}/feishu/index.js:FeishuChannel`,
+  lark: `${here}/feishu/index.js:FeishuChannel`,
+  dingtalk: `${here}/dingtalk/index.js:DingTalkChannel`,
+  console: `${here}/console/index.js:ConsoleChannel`,
+};
+
+/** Counters the core keeps for each channel. */
+export interface ChannelCounters {
+  inbound: number;
+  runs: number;
+  replies: number;
+  errors: number;
+  rate_limited: number;
+}
+
+/** What status reports for one channel. Field names follow the admin API (snake_case). */
+export interface ChannelReport {
+  name: string;
+  enabled: boolean;
+  state: ChannelState;
+  connected: boolean;
+  mode: string | null;
+  reason: string | null;
+  last_error: { message: string; at: string } | null;
+  last_inbound_at: string | null;
+  last_outbound_at: string | null;
+  counters: ChannelCounters;
+}
+
+/** One configured channel: its instance (if it loaded) and everything the core tracks about it. */
+export class ChannelSlot {
+  channel: Channel | undefined;
+  /** Set when the core (not the adapter) decided the state: disabled, or failed to load/start. */
+  override: { state: ChannelState; reason: string } | undefined;
+  lastError: { message: string; at: number } | undefined;
+  lastInboundAt: number | undefined;
+  lastOutboundAt: number | undefined;
+  readonly counters: ChannelCounters = { inbound: 0, runs: 0, replies: 0, errors: 0, rate_limited: 0 };
+
+  constructor(
+    readonly name: string,
+    readonly enabled: boolean,
+    readonly section: ChannelSection,
+  ) {}
+
+  /** Access rules the dispatcher enforces for this channel. */
+  get access(): AccessRules {
+    return this.channel?.access ?? accessFromSection(this.section);
+  }
+
+  noteError(err: unknown): void {
+    this.counters.errors++;
+    this.lastError = { message: errorMessage(err), at: Date.now() };
+  }
+
+  report(): ChannelReport {
+    const own = this.channel && !this.override ? safeStatus(this.channel) : undefined;
+    const lastError = newest(own?.lastError ?? undefined, this.lastError);
+    return {
+      name: this.name,
+      enabled: this.enabled,
+      state: this.override?.state ?? own?.state ?? "stopped",
+      connected: own?.connected ?? false,
+      mode: own?.mode ?? (typeof this.section.mode === "string" ? this.section.mode : null),
+      reason: this.override?.reason ?? own?.reason ?? null,
+      last_error: lastError ? { message: lastError.message, at: new Date(lastError.at).toISOString() } : null,
+      last_inbound_at: iso(this.lastInboundAt),
+      last_outbound_at: iso(this.lastOutboundAt),
+      counters: { ...this.counters },
+    };
+  }
+}
+
+function safeStatus(channel: Channel) {
+  try {
+    return channel.status();
+  } catch (err) {
+    return { state: "failed" as const, connected: false, mode: "unknown", reason: `status() threw: ${errorMessage(err)}` };
+  }
+}
+
+function newest(a: { message: string; at: number } | undefined, b: { message: string; at: number } | undefined) {
+  if (!a) return b;
+  if (!b) return a;
+  return a.at >= b.at ? a : b;
+}
+
+function iso(ms: number | undefined): string | null {
+  return ms === undefined ? null : new Date(ms).toISOString();
+}
+
+export interface LoadChannelsOptions {
+  baseDir: string;
+  logger: Logger;
+  http: HttpMount;
+}
+
+/**
+ * Builds a slot for every configured channel and instantiates the enabled ones. A config
+ * section of the wrong shape is a ConfigError (the operator must fix it); a class that cannot be
+ * loaded marks only that channel failed.
+ */
+export async function loadChannels(
+  sections: Record<string, ChannelSection>,
+  options: LoadChannelsOptions,
+): Promise<ChannelSlot[]> {
+  const slots: ChannelSlot[] = [];
+  const configErrors: ConfigError[] = [];
+  for (const [name, section] of Object.entries(sections)) {
+    const slot = new ChannelSlot(name, section.enabled, section);
+    slots.push(slot);
+    if (!section.enabled) {
+      slot.override = { state: "disabled", reason: `channels.${name}.enabled is false` };
+      continue;
+    }
+    try {
+      slot.channel = await instantiate(name, section, options);
+    } catch (err) {
+      if (err instanceof ConfigError) {
+        configErrors.push(err);
+        continue;
+      }
+      slot.override = { state: "failed", reason: errorMessage(err) };
+      slot.noteError(err);
+      options.logger.error({ channel: name, err }, "channel failed to load");
+    }
+  }
+  if (configErrors.length > 0) throw new ConfigError(configErrors.flatMap((e) => e.issues));
+  return slots;
+}
+
+async function instantiate(name: string, section: ChannelSection, options: LoadChannelsOptions): Promise<Channel> {
+  const spec = section.use ?? BUILTIN_CHANNELS[name];
+  if (!spec) {
+    throw new ConfigError([
+      {
+        path: `channels.${name}.use`,
+        message: `"${name}" is not a built-in channel (${Object.keys(BUILTIN_CHANNELS).join(", ")}): set use: "module:Export" of a channel class`,
+      },
+    ]);
+  }
+  const cls = (await resolveClass(spec, null, { baseDir: options.baseDir })) as unknown as ChannelClass;
+  const missing = REQUIRED_CHANNEL_METHODS.filter((m) => typeof (cls.prototype as Record<string, unknown>)[m] !== "function");
+  if (missing.length > 0) {
+    throw new AntlerError("channel_contract", `${spec} is not a channel: it lacks ${missing.map((m) => `${m}()`).join(", ")}`);
+  }
+  const { enabled: _enabled, use: _use, ...rest } = section;
+  const config = cls.configSchema ? validate(cls.configSchema, rest, ["channels", name]) : rest;
+  const logger = options.logger.child({ channel: name });
+  const channel = new cls({ name, config: config as never, logger, http: options.http, baseDir: options.baseDir });
+  if (!channel.capabilities || typeof channel.capabilities.maxTextLength !== "number") {
+    throw new AntlerError("channel_contract", `${spec} is not a channel: it has no capabilities`);
+  }
+  return channel;
+}
+
+/** Access rules from a section, for channels that do not build their own. */
+export function accessFromSection(section: ChannelSection): AccessRules {
+  const parsed = AccessConfig.safeParse(section);
+  return parsed.success ? accessRulesFrom(parsed.data) : OPEN_ACCESS;
+}

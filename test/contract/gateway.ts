@@ -1,0 +1,102 @@
+/**
+ * A whole gateway in-process for end-to-end tests: real dispatcher, renderer, SQLite store and
+ * embedded harness, with the mock model behind ChatOpenAI and channels pointing at fakes.
+ */
+import { mkdtempSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { AppConfigSchema } from "../../src/config/schema.js";
+import { createGateway, type Gateway } from "../../src/gateway.js";
+import { createLogger, type Logger } from "../../src/log/logger.js";
+import { type MockModel, mockModelConfig, startMockModel } from "../fakes/openai.js";
+
+export interface TestGatewayOptions {
+  /** `channels:` section. */
+  channels: Record<string, Record<string, unknown>>;
+  /** Reuse a model (e.g. across a restart); a new mock is started otherwise. */
+  model?: MockModel;
+  /** Folder for the SQLite file; reuse it to simulate a restart. */
+  dir?: string;
+  /** Port to listen on; a free one is picked otherwise. */
+  port?: number;
+  gateway?: Record<string, unknown>;
+  agent?: Record<string, unknown>;
+  logger?: Logger;
+}
+
+export interface TestGateway {
+  gateway: Gateway;
+  model: MockModel;
+  dir: string;
+  port: number;
+  url: string;
+  /** Stops the gateway (the model keeps running unless `closeModel`). */
+  stop(closeModel?: boolean): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A logger for tests: silent unless ANTLER_TEST_LOG names a level. */
+export function testLogger(): Logger {
+  return createLogger({ level: process.env.ANTLER_TEST_LOG ?? "silent", format: "json" });
+}
+
+export async function startTestGateway(options: TestGatewayOptions): Promise<TestGateway> {
+  const model = options.model ?? (await startMockModel());
+  const dir = options.dir ?? mkdtempSync(path.join(tmpdir(), "antler-gw-"));
+  const port = options.port ?? (await freePort());
+  const config = AppConfigSchema.parse({
+    server: { host: "127.0.0.1", port },
+    storage: { path: path.join(dir, "antler.db") },
+    logging: { level: "silent" },
+    models: [{ ...mockModelConfig(model), max_retries: 0 }],
+    agent: options.agent ?? {},
+    gateway: options.gateway ?? {},
+    channels: options.channels,
+  });
+  const gateway = createGateway({ loaded: { config, baseDir: dir }, logger: options.logger ?? testLogger() });
+  await gateway.start();
+  return {
+    gateway,
+    model,
+    dir,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    async stop(closeModel = true) {
+      await gateway.stop();
+      if (closeModel) await model.close();
+    },
+  };
+}
+
+/** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
+export async function eventually<T>(
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 10_000,
+  what = "condition",
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value;
+    } catch (err) {
+      lastError = err;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ""}`);
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -1,0 +1,140 @@
+/**
+ * A small DingTalk OpenAPI client over Node's fetch: the app access token (cached until
+ * shortly before it expires), JSON calls with the token header, and sessionWebhook posts.
+ * Every platform failure goes through {@link dingTalkError}, the adapter's one error mapper.
+ */
+import { ChannelError, PlatformAuthError, PlatformNotFoundError, PlatformRateLimitError } from "../../errors.js";
+
+/** The QPS limits are per second: one second is the shortest wait that can help. */
+const QPS_RETRY_MS = 1000;
+/** The sessionWebhook allows about 20 messages a minute per robot; back off a few seconds. */
+const WEBHOOK_RETRY_MS = 3000;
+/** Refresh the token this long before DingTalk says it expires (never more than 10 % of its life). */
+const TOKEN_MARGIN_MS = 5 * 60_000;
+
+/** sessionWebhook errcode when the session behind the webhook is gone ("session 不存在"). */
+export const ERRCODE_SESSION_GONE = 300001;
+/** sessionWebhook errcode "send too fast". */
+export const ERRCODE_SEND_TOO_FAST = 130101;
+
+/** What a failed call looked like on the wire. */
+export interface DingTalkFailure {
+  /** HTTP status (200 for old-style `{errcode}` failures). */
+  status: number;
+  /** New-style error code, e.g. `Forbidden.AccessDenied.QpsLimitForApi`. */
+  code?: string;
+  /** Old-style numeric errcode (oapi and sessionWebhook). */
+  errcode?: number;
+  message?: string;
+  /** `Retry-After` header, seconds, when present. */
+  retryAfter?: string | null;
+  /** Which call failed, for the message. */
+  what: string;
+}
+
+/** Maps one DingTalk failure to Antler's typed errors. */
+export function dingTalkError(channel: string, f: DingTalkFailure): ChannelError {
+  const detail = `${f.what} failed: ${[f.status, f.code ?? f.errcode, f.message].filter((x) => x !== undefined && x !== "").join(" ")}`;
+  if (f.code?.includes("QpsLimit") || f.status === 429) {
+    const header = Number(f.retryAfter);
+    const wait = Number.isFinite(header) && header > 0 ? header * 1000 : QPS_RETRY_MS;
+    return new PlatformRateLimitError(channel, wait, detail);
+  }
+  if (f.errcode === ERRCODE_SEND_TOO_FAST) return new PlatformRateLimitError(channel, WEBHOOK_RETRY_MS, detail);
+  if (f.status === 401 || f.code === "InvalidAuthentication" || /invalid.*(secret|token|client)/i.test(f.code ?? "")) {
+    return new PlatformAuthError(channel, detail);
+  }
+  if (f.status === 404 || f.errcode === ERRCODE_SESSION_GONE || /notfound|not_exist/i.test(f.code ?? "")) {
+    return new PlatformNotFoundError(channel, detail);
+  }
+  return new ChannelError(channel, "platform_error", detail);
+}
+
+export interface DingTalkApiOptions {
+  channel: string;
+  apiBase: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+interface CachedToken {
+  value: string;
+  refreshAt: number;
+}
+
+export class DingTalkApi {
+  private token: CachedToken | undefined;
+  private tokenRequest: Promise<string> | undefined;
+  private readonly base: string;
+
+  constructor(private readonly options: DingTalkApiOptions) {
+    this.base = options.apiBase.replace(/\/+$/, "");
+  }
+
+  /** The app access token, fetched once and reused until shortly before it expires. */
+  async accessToken(): Promise<string> {
+    if (this.token && Date.now() < this.token.refreshAt) return this.token.value;
+    this.tokenRequest ??= this.fetchToken().finally(() => {
+      this.tokenRequest = undefined;
+    });
+    return this.tokenRequest;
+  }
+
+  private async fetchToken(): Promise<string> {
+    const body = { appKey: this.options.clientId, appSecret: this.options.clientSecret };
+    const data = await this.request("POST", "/v1.0/oauth2/accessToken", body, undefined, "access token");
+    const value = typeof data.accessToken === "string" ? data.accessToken : "";
+    if (!value) throw new PlatformAuthError(this.options.channel, "access token response had no accessToken");
+    const lifeMs = (Number(data.expireIn) || 7200) * 1000;
+    this.token = { value, refreshAt: Date.now() + lifeMs - Math.min(TOKEN_MARGIN_MS, lifeMs / 10) };
+    return value;
+  }
+
+  /** Calls an OpenAPI endpoint with the access token; a rejected token is dropped from the cache. */
+  async call(method: string, path: string, body: unknown, what: string): Promise<Record<string, unknown>> {
+    const token = await this.accessToken();
+    try {
+      return await this.request(method, path, body, token, what);
+    } catch (err) {
+      if (err instanceof PlatformAuthError) this.token = undefined;
+      throw err;
+    }
+  }
+
+  /** Posts to a sessionWebhook (no token: the URL is the credential). */
+  async postWebhook(url: string, body: unknown): Promise<void> {
+    await this.send("POST", url, body, undefined, "sessionWebhook send");
+  }
+
+  private request(method: string, path: string, body: unknown, token: string | undefined, what: string) {
+    return this.send(method, `${this.base}${path}`, body, token, what);
+  }
+
+  private async send(method: string, url: string, body: unknown, token: string | undefined, what: string) {
+    const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
+    if (token) headers["x-acs-dingtalk-access-token"] = token;
+    let res: Response;
+    try {
+      res = await fetch(url, { method, headers, body: JSON.stringify(body) });
+    } catch (err) {
+      throw new ChannelError(this.options.channel, "network_error", `${what} failed: ${(err as Error).message}`, { cause: err });
+    }
+    const text = await res.text();
+    let data: Record<string, unknown> = {};
+    try {
+      data = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    } catch {
+      data = { message: text.slice(0, 200) };
+    }
+    const errcode = typeof data.errcode === "number" ? data.errcode : undefined;
+    if (res.ok && !errcode) return data;
+    throw dingTalkError(this.options.channel, {
+      status: res.status,
+      code: typeof data.code === "string" ? data.code : undefined,
+      errcode,
+      message: String(data.message ?? data.errmsg ?? ""),
+      retryAfter: res.headers.get("retry-after"),
+      what,
+    });
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * Config of the DingTalk channel (`channels.dingtalk`). Credentials stay optional here so a
+ * config without them still loads; `start()` names the missing key and the fix.
+ */
+import { z } from "zod";
+import { num } from "../../config/schema.js";
+import { accessConfigShape } from "../access.js";
+
+export const DEFAULT_API_BASE = "https://api.dingtalk.com";
+export const DEFAULT_GATEWAY_URL = "https://api.dingtalk.com/v1.0/gateway/connections/open";
+
+export const DingTalkChannelConfig = z.strictObject({
+  /** `stream` (WebSocket via dingtalk-stream) or `http` (robot callbacks POSTed to Antler). */
+  mode: z.enum(["stream", "http"]).default("stream"),
+  /** AppKey / Client ID of the DingTalk app. */
+  client_id: z.string().optional(),
+  /** AppSecret / Client Secret; also the HMAC key of HTTP callbacks. */
+  client_secret: z.string().optional(),
+  /** Robot code for the proactive send APIs; defaults to the one in the message, then client_id. */
+  robot_code: z.string().optional(),
+  /** AI card template id; when set, replies stream into an AI card. */
+  card_template_id: z.string().optional(),
+  /** Template variable (markdown) that holds the reply text. */
+  card_content_key: z.string().min(1).default("content"),
+  /** Template variable holding the button list; set only when the template renders buttons. */
+  card_buttons_key: z.string().optional(),
+  /** OpenAPI base URL (tests point it at a fake). */
+  api_base: z.string().url().default(DEFAULT_API_BASE),
+  /** Stream-mode gateway URL (tests point it at a fake). */
+  gateway_url: z.string().url().default(DEFAULT_GATEWAY_URL),
+  /** HTTP mode: path of the robot callback route on Antler's server; default `/dingtalk/<name>/callback`. */
+  callback_path: z.string().startsWith("/").optional(),
+  /** Groups: `user` gives each sender their own thread, `chat` shares one thread per group. */
+  session_scope: z.enum(["user", "chat"]).default("user"),
+  /** Minimum time between two AI card updates, ms. */
+  stream_interval_ms: num().pipe(z.number().int().min(0)).default(300),
+  ...accessConfigShape,
+});
+
+export type DingTalkChannelConfig = z.output<typeof DingTalkChannelConfig>;

@@ -1,0 +1,301 @@
+/**
+ * The DingTalk channel: a robot in 1:1 chats and groups, over Stream mode (dingtalk-stream)
+ * or HTTP callbacks. Replies stream into AI cards when a card template is configured, and are
+ * otherwise sent once as markdown. See README.md for the conversation keys and choices.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { type DWClientDownStream, TOPIC_CARD, TOPIC_ROBOT } from "dingtalk-stream";
+import { ChannelError, errorMessage } from "../../errors.js";
+import type { Logger } from "../../log/logger.js";
+import { readBody, sendJson } from "../../server/http.js";
+import { accessRulesFrom } from "../access.js";
+import type {
+  AccessRules,
+  Channel,
+  ChannelCapabilities,
+  ChannelContext,
+  ChannelState,
+  ChannelStatus,
+  ConversationRef,
+  HttpMount,
+  InboundMessage,
+  InboundSink,
+  MessageHandle,
+  NativeStream,
+  NativeStreamLimits,
+  OutboundContent,
+} from "../types.js";
+import { DingTalkApi } from "./api.js";
+import { CardApi, FLOW } from "./card.js";
+import { CardStream } from "./card-stream.js";
+import { DingTalkChannelConfig } from "./config.js";
+import { type CardCallback, cardClickToInbound, type RobotMessage, robotMessageToInbound, signatureProblem } from "./inbound.js";
+import { sendMarkdown } from "./markdown-send.js";
+import { AntlerStreamClient } from "./stream-client.js";
+
+export { DingTalkChannelConfig } from "./config.js";
+
+/** Longest reply per message, in characters of Markdown: 15 KB of msgParam holds ~4,000 CJK characters with room for markup. */
+const MAX_TEXT = 4000;
+/** Cards remembered for clicks (their conversation ref, with the sessionWebhook). */
+const MAX_REMEMBERED_CARDS = 500;
+
+export class DingTalkChannel implements Channel {
+  static readonly configSchema = DingTalkChannelConfig;
+
+  readonly name: string;
+  readonly capabilities: ChannelCapabilities;
+  readonly access: AccessRules;
+  readonly streamLimits?: NativeStreamLimits;
+  private readonly config: DingTalkChannelConfig;
+  private readonly logger: Logger;
+  private readonly http: HttpMount;
+  private api: DingTalkApi | undefined;
+  private cards: CardApi | undefined;
+  private client: AntlerStreamClient | undefined;
+  private sink: InboundSink | undefined;
+  private routePath: string | undefined;
+  private state: ChannelState = "stopped";
+  private reason: string | undefined;
+  private lastError: { message: string; at: number } | null = null;
+  private readonly cardRefs = new Map<string, ConversationRef>();
+
+  constructor(ctx: ChannelContext<DingTalkChannelConfig>) {
+    this.name = ctx.name;
+    this.config = DingTalkChannelConfig.parse(ctx.config);
+    this.logger = ctx.logger;
+    this.http = ctx.http;
+    this.access = accessRulesFrom(this.config);
+    const cards = Boolean(this.config.card_template_id);
+    this.capabilities = {
+      maxTextLength: MAX_TEXT,
+      minEditIntervalMs: this.config.stream_interval_ms,
+      edits: cards,
+      // Clicks come back only over the stream connection (HTTP mode would need a registered callback route).
+      buttons: cards && Boolean(this.config.card_buttons_key) && this.config.mode === "stream",
+      threads: false,
+      markdown: "dingtalk-md",
+    };
+    if (cards) this.streamLimits = { maxTextLength: MAX_TEXT, maxDurationMs: 30 * 60_000 };
+  }
+
+  async start(sink: InboundSink): Promise<void> {
+    this.state = "starting";
+    this.sink = sink;
+    try {
+      this.api = this.makeApi();
+      this.cards = this.makeCards(this.api);
+      if (this.config.mode === "stream") await this.connectStream();
+      else this.mountCallback();
+      this.state = "running";
+      this.reason = undefined;
+    } catch (err) {
+      this.fail(err);
+      this.client?.stop();
+      this.client = undefined;
+      this.state = "failed";
+      this.reason = errorMessage(err);
+      throw err;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.client?.stop();
+    this.client = undefined;
+    if (this.routePath) this.http.unroute(this.routePath);
+    this.routePath = undefined;
+    this.sink = undefined;
+    this.state = "stopped";
+  }
+
+  status(): ChannelStatus {
+    const connected = this.config.mode === "stream" ? this.client?.connected === true : this.state === "running";
+    return {
+      state: this.state,
+      connected,
+      mode: this.config.mode,
+      ...(this.reason ? { reason: this.reason } : {}),
+      lastError: this.lastError,
+    };
+  }
+
+  async check(): Promise<string> {
+    const api = this.api ?? this.makeApi();
+    await api.accessToken();
+    const cards = this.config.card_template_id ? ", AI cards" : ", markdown replies";
+    return `access token issued for client ${this.config.client_id} (${this.config.mode} mode${cards})`;
+  }
+
+  async send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {
+    return this.guard(async () => {
+      const cards = this.cards;
+      const space = cards?.openSpaceId(ref);
+      if (cards && space) {
+        const params = cards.params(ref, content.text, FLOW.finished, content.buttons, content.questionId);
+        const id = await cards.create(ref, space, params);
+        if (content.buttons?.length) this.rememberCard(id, ref);
+        return { id, ref, extra: { card: true } };
+      }
+      const id = await sendMarkdown(this.senderOptions(), ref, content.text);
+      return { id, ref, extra: { card: false } };
+    });
+  }
+
+  async edit(handle: MessageHandle, content: OutboundContent): Promise<void> {
+    const cards = this.cards;
+    if (!cards || handle.extra?.card !== true) {
+      throw new ChannelError(
+        this.name,
+        "not_supported",
+        "DingTalk markdown messages cannot be edited (set card_template_id for cards)",
+      );
+    }
+    await this.guard(() =>
+      cards.update(handle.id, cards.params(handle.ref, content.text, FLOW.finished, content.buttons, content.questionId)),
+    );
+  }
+
+  async startStream(ref: ConversationRef): Promise<NativeStream | undefined> {
+    const cards = this.cards;
+    const space = cards?.openSpaceId(ref);
+    if (!cards || !space) return undefined;
+    const id = await this.guard(() => cards.create(ref, space, cards.params(ref, "", FLOW.processing)));
+    return new CardStream({ id, ref, extra: { card: true } }, cards, this.logger, (err) => this.fail(err));
+  }
+
+  private makeApi(): DingTalkApi {
+    const { client_id: clientId, client_secret: clientSecret } = this.config;
+    if (!clientId) throw this.missing("client_id", "DINGTALK_CLIENT_ID");
+    if (!clientSecret) throw this.missing("client_secret", "DINGTALK_CLIENT_SECRET");
+    return new DingTalkApi({ channel: this.name, apiBase: this.config.api_base, clientId, clientSecret });
+  }
+
+  private missing(key: string, env: string): ChannelError {
+    return new ChannelError(
+      this.name,
+      "config_missing",
+      `channels.${this.name}.${key} is required: set ${env} or write it in config.yaml`,
+    );
+  }
+
+  private makeCards(api: DingTalkApi): CardApi | undefined {
+    const templateId = this.config.card_template_id;
+    if (!templateId) return undefined;
+    return new CardApi(api, {
+      templateId,
+      contentKey: this.config.card_content_key,
+      buttonsKey: this.capabilities.buttons ? this.config.card_buttons_key : undefined,
+      robotCode: (ref) => this.robotCode(ref),
+      streamCallbacks: this.config.mode === "stream",
+    });
+  }
+
+  private robotCode(ref: ConversationRef): string {
+    const fromMessage = ref.extra?.robotCode;
+    return this.config.robot_code || (typeof fromMessage === "string" && fromMessage) || this.config.client_id || "";
+  }
+
+  private senderOptions() {
+    return {
+      channel: this.name,
+      api: this.api as DingTalkApi,
+      logger: this.logger,
+      robotCode: (r: ConversationRef) => this.robotCode(r),
+    };
+  }
+
+  private async connectStream(): Promise<void> {
+    const topics = [TOPIC_ROBOT, ...(this.capabilities.buttons ? [TOPIC_CARD] : [])];
+    const client = new AntlerStreamClient({
+      channel: this.name,
+      clientId: this.config.client_id as string,
+      clientSecret: this.config.client_secret as string,
+      gatewayUrl: this.config.gateway_url,
+      topics,
+    });
+    this.client = client;
+    client.registerCallbackListener(TOPIC_ROBOT, (frame) => void this.onFrame(frame, (data) => this.fromRobot(data)));
+    if (this.capabilities.buttons) {
+      client.registerCallbackListener(TOPIC_CARD, (frame) => void this.onFrame(frame, (data) => this.fromCard(frame, data)));
+    }
+    await client.getEndpoint();
+    await client._connect();
+  }
+
+  /** Hands one CALLBACK frame to the core, then acks it; a frame the core could not take stays unacked. */
+  private async onFrame(frame: DWClientDownStream, translate: (data: unknown) => InboundMessage | undefined) {
+    const messageId = frame.headers.messageId;
+    let inbound: InboundMessage | undefined;
+    try {
+      inbound = translate(JSON.parse(frame.data));
+    } catch (err) {
+      this.logger.warn({ err, messageId }, "dingtalk frame could not be read; acking it");
+    }
+    if (inbound) {
+      const sink = this.sink;
+      if (!sink) return;
+      try {
+        await sink(inbound);
+      } catch (err) {
+        this.logger.error({ err, messageId }, "dingtalk message not recorded; DingTalk will redeliver it");
+        return;
+      }
+    }
+    this.client?.socketCallBackResponse(messageId, {});
+  }
+
+  private fromRobot(data: unknown): InboundMessage | undefined {
+    const inbound = robotMessageToInbound(this.name, this.config.session_scope, data as RobotMessage);
+    if (!inbound) this.logger.debug({ msgtype: (data as RobotMessage).msgtype }, "dingtalk message type ignored");
+    return inbound;
+  }
+
+  private fromCard(frame: DWClientDownStream, data: unknown): InboundMessage | undefined {
+    const click = data as CardCallback;
+    const known = click.outTrackId ? this.cardRefs.get(click.outTrackId) : undefined;
+    return cardClickToInbound(this.name, `card:${frame.headers.messageId}`, click, known);
+  }
+
+  private mountCallback(): void {
+    const path = this.config.callback_path ?? `/dingtalk/${this.name}/callback`;
+    this.http.route("POST", path, (req, res) => this.onCallback(req, res));
+    this.routePath = path;
+  }
+
+  private async onCallback(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const header = (name: string) => {
+      const v = req.headers[name];
+      return Array.isArray(v) ? v[0] : v;
+    };
+    const problem = signatureProblem(this.config.client_secret as string, header("timestamp"), header("sign"));
+    if (problem) {
+      this.logger.warn({ problem }, "dingtalk callback rejected");
+      sendJson(res, 401, { error: problem });
+      return;
+    }
+    const inbound = this.fromRobot(JSON.parse((await readBody(req)).toString("utf8")));
+    if (inbound && this.sink) await this.sink(inbound);
+    sendJson(res, 200, {});
+  }
+
+  private rememberCard(id: string, ref: ConversationRef): void {
+    this.cardRefs.set(id, ref);
+    if (this.cardRefs.size > MAX_REMEMBERED_CARDS) {
+      const oldest = this.cardRefs.keys().next().value;
+      if (oldest !== undefined) this.cardRefs.delete(oldest);
+    }
+  }
+
+  private async guard<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      this.fail(err);
+      throw err;
+    }
+  }
+
+  private fail(err: unknown): void {
+    this.lastError = { message: errorMessage(err), at: Date.now() };
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * dingtalk-stream's `DWClient`, adjusted for Antler:
+ * - `getEndpoint()` posts to the configured `gateway_url` (the SDK hard-codes the public one);
+ * - only the CALLBACK topics we handle are subscribed (the SDK's default list is shared by all
+ *   instances and subscribes to every EVENT);
+ * - after `stop()` no scheduled reconnect runs, and a reconnect never leaves the previous
+ *   heartbeat timer running (the SDK 2.1.5 starts a new one per connection and clears one).
+ */
+import { DWClient } from "dingtalk-stream";
+import { dingTalkError } from "./api.js";
+
+export interface StreamClientOptions {
+  channel: string;
+  clientId: string;
+  clientSecret: string;
+  gatewayUrl: string;
+  /** CALLBACK topics to subscribe to. */
+  topics: string[];
+}
+
+/** SDK fields that are private in its typings but that a subclass has to reach. */
+interface SdkInternals {
+  dw_url?: string;
+  heartbeatIntervallId?: ReturnType<typeof setInterval>;
+}
+
+export class AntlerStreamClient extends DWClient {
+  private stopped = false;
+
+  constructor(private readonly opts: StreamClientOptions) {
+    super({ clientId: opts.clientId, clientSecret: opts.clientSecret, keepAlive: true, ua: "antler" });
+    this.config.subscriptions = opts.topics.map((topic) => ({ type: "CALLBACK", topic }));
+  }
+
+  override async getEndpoint(): Promise<this> {
+    const body = {
+      clientId: this.opts.clientId,
+      clientSecret: this.opts.clientSecret,
+      ua: this.config.ua,
+      subscriptions: this.config.subscriptions,
+    };
+    const res = await fetch(this.opts.gatewayUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify(body),
+    });
+    const data = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+    const { endpoint, ticket } = data;
+    if (!res.ok || typeof endpoint !== "string" || typeof ticket !== "string") {
+      throw dingTalkError(this.opts.channel, {
+        status: res.ok ? 502 : res.status,
+        code: typeof data.code === "string" ? data.code : undefined,
+        message: String(data.message ?? "no endpoint in the answer"),
+        what: "stream gateway connections/open",
+      });
+    }
+    (this as unknown as SdkInternals).dw_url = `${endpoint}?ticket=${encodeURIComponent(ticket)}`;
+    return this;
+  }
+
+  override async connect(): Promise<void> {
+    if (this.stopped) return;
+    await super.connect();
+  }
+
+  override async _connect(): Promise<void> {
+    this.clearHeartbeat();
+    if (this.stopped) throw new Error("stream client stopped");
+    await super._connect();
+  }
+
+  /** Closes the socket for good: no reconnect, no timers. */
+  stop(): void {
+    this.stopped = true;
+    this.disconnect();
+    this.clearHeartbeat();
+  }
+
+  private clearHeartbeat(): void {
+    const internals = this as unknown as SdkInternals;
+    if (internals.heartbeatIntervallId !== undefined) clearInterval(internals.heartbeatIntervallId);
+    internals.heartbeatIntervallId = undefined;
+  }
+}

@@ -4,21 +4,26 @@
  * Exit codes: 0 ok, 1 a problem found at run time, 2 a bad config.
  */
 import { Command } from "commander";
+import pino from "pino";
+import type { ConsoleChannel } from "./channels/console/index.js";
 import { type LoadedConfig, loadConfig } from "./config/loader.js";
+import { formatDoctor, runDoctor } from "./doctor.js";
 import { ConfigError, errorMessage } from "./errors.js";
 import { createGateway } from "./gateway.js";
 import { createLogger } from "./log/logger.js";
 
 const EXIT_CONFIG = 2;
 
+function printConfigError(err: ConfigError): void {
+  for (const issue of err.issues) process.stderr.write(`config error: ${issue.path ? `${issue.path}: ` : ""}${issue.message}\n`);
+}
+
 function load(file: string | undefined): LoadedConfig {
   try {
     return loadConfig({ file, env: process.env, cwd: process.cwd() });
   } catch (err) {
     if (err instanceof ConfigError) {
-      for (const issue of err.issues) {
-        process.stderr.write(`config error: ${issue.path ? `${issue.path}: ` : ""}${issue.message}\n`);
-      }
+      printConfigError(err);
       process.exit(EXIT_CONFIG);
     }
     throw err;
@@ -77,7 +82,31 @@ async function status(opts: { config?: string; url?: string }): Promise<void> {
 
 async function doctor(opts: { config?: string }): Promise<void> {
   const loaded = load(opts.config);
-  process.stdout.write(`config ${loaded.path}: ok\n`);
+  const logger = createLogger({ level: "error", secrets: loaded.secrets, destination: pino.destination(2) });
+  try {
+    const lines = await runDoctor(loaded, logger);
+    process.stdout.write(formatDoctor(lines));
+    process.exitCode = lines.every((l) => l.ok) ? 0 : 1;
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    printConfigError(err);
+    process.exit(EXIT_CONFIG);
+  }
+}
+
+/** A conversation in the terminal through the console channel, with the config's model and storage. */
+async function chat(opts: { config?: string }): Promise<void> {
+  const loaded = load(opts.config);
+  const logger = createLogger({ level: "warn", secrets: loaded.secrets, destination: pino.destination(2) });
+  const gateway = createGateway({ loaded, logger, serve: false, channels: { console: { enabled: true } } });
+  await gateway.start();
+  const terminal = gateway.slot("console")?.channel as ConsoleChannel | undefined;
+  if (!terminal) throw new Error(gateway.slot("console")?.report().reason ?? "console channel did not start");
+  process.on("SIGINT", () => void gateway.stop().then(() => process.exit(0)));
+  await terminal.closed;
+  await gateway.dispatcher?.idle();
+  process.stdout.write("\n");
+  await gateway.stop();
 }
 
 const program = new Command().name("antler").description("Channels-first IM gateway for LangGraph agents").showHelpAfterError();
@@ -98,6 +127,12 @@ program
   .description("check the config, credentials and model endpoints")
   .option("-c, --config <file>", "config file")
   .action(doctor);
+
+program
+  .command("chat")
+  .description("talk to the agent in this terminal")
+  .option("-c, --config <file>", "config file")
+  .action(chat);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   process.stderr.write(`antler: ${errorMessage(err)}\n`);

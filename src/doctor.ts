@@ -1,0 +1,76 @@
+/**
+ * `antler doctor`: checks what can be checked before going live — the config, each enabled
+ * channel's credentials against its platform, and each model endpoint. One line per check.
+ */
+import { loadChannels } from "./channels/registry.js";
+import type { LoadedConfig } from "./config/loader.js";
+import type { ModelConfig } from "./config/schema.js";
+import { errorMessage } from "./errors.js";
+import type { Logger } from "./log/logger.js";
+
+export interface DoctorLine {
+  ok: boolean;
+  subject: string;
+  detail: string;
+}
+
+const CHECK_TIMEOUT_MS = 10_000;
+
+export async function runDoctor(
+  loaded: Pick<LoadedConfig, "config" | "baseDir" | "path">,
+  logger: Logger,
+): Promise<DoctorLine[]> {
+  const lines: DoctorLine[] = [{ ok: true, subject: "config", detail: loaded.path }];
+  const noHttp = { route() {}, unroute() {} };
+  const slots = await loadChannels(loaded.config.channels, { baseDir: loaded.baseDir, logger, http: noHttp });
+  for (const slot of slots) {
+    const subject = `channel ${slot.name}`;
+    if (!slot.enabled) {
+      lines.push({ ok: true, subject, detail: "disabled" });
+      continue;
+    }
+    const channel = slot.channel;
+    if (!channel) {
+      lines.push({ ok: false, subject, detail: slot.override?.reason ?? "failed to load" });
+      continue;
+    }
+    if (!channel.check) {
+      lines.push({ ok: true, subject, detail: "loaded (this channel has no credential check)" });
+      continue;
+    }
+    lines.push(await attempt(subject, () => channel.check!()));
+  }
+  for (const model of loaded.config.models) lines.push(await attempt(`model ${model.name}`, () => probeModel(model)));
+  return lines;
+}
+
+async function attempt(subject: string, check: () => Promise<string>): Promise<DoctorLine> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS / 1000} s`)), CHECK_TIMEOUT_MS);
+  });
+  try {
+    return { ok: true, subject, detail: await Promise.race([check(), timeout]) };
+  } catch (err) {
+    return { ok: false, subject, detail: errorMessage(err) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** An OpenAI-compatible endpoint answers GET /models; other providers are only reported. */
+async function probeModel(model: ModelConfig): Promise<string> {
+  if (!model.base_url) return `${model.model} via ${model.use} (no base_url to probe)`;
+  const url = `${model.base_url.replace(/\/+$/, "")}/models`;
+  const headers: Record<string, string> = model.api_key ? { authorization: `Bearer ${model.api_key}` } : {};
+  const res = await fetch(url, { headers, signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) }).catch((err: unknown) => {
+    throw new Error(`${url} is not reachable: ${errorMessage((err as { cause?: unknown }).cause ?? err)}`);
+  });
+  if (res.status === 401 || res.status === 403) throw new Error(`${url} rejected the API key (HTTP ${res.status})`);
+  if (res.status >= 500) throw new Error(`${url} answered HTTP ${res.status}`);
+  return `${model.model} at ${model.base_url} is reachable`;
+}
+
+export function formatDoctor(lines: DoctorLine[]): string {
+  return `${lines.map((l) => `${l.ok ? "ok  " : "FAIL"} ${l.subject}: ${l.detail}`).join("\n")}\n`;
+}

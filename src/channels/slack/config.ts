@@ -1,0 +1,36 @@
+/**
+ * `channels.slack` keys. Credentials stay optional here so that a config without them still
+ * loads; `start()` names the missing key and how to fix it.
+ */
+import { z } from "zod";
+import { bool, num } from "../../config/schema.js";
+import { accessConfigShape } from "../access.js";
+
+export const SLACK_DEFAULT_API_URL = "https://slack.com/api/";
+
+export const SlackChannelConfig = z.strictObject({
+  /** `socket` (Socket Mode, app token) or `http` (Events API on Antler's server, signing secret). */
+  mode: z.enum(["socket", "http"]).default("socket"),
+  /** Bot token, `xoxb-…`: every Web API call. */
+  bot_token: z.string().optional(),
+  /** App-level token, `xapp-…`: Socket Mode only. */
+  app_token: z.string().optional(),
+  /** Signing secret: HTTP mode only, checks every request. */
+  signing_secret: z.string().optional(),
+  /** Web API base URL with a trailing slash; tests point it at a fake. */
+  api_url: z
+    .string()
+    .url()
+    .default(SLACK_DEFAULT_API_URL)
+    .transform((u) => (u.endsWith("/") ? u : `${u}/`)),
+  allowed_users: accessConfigShape.allowed_users,
+  /** Slack calls its chats channels, hence `allowed_channels` for the shared `allowed_chats`. */
+  allowed_channels: accessConfigShape.allowed_chats,
+  require_mention: accessConfigShape.require_mention,
+  /** Stream replies in threads with chat.startStream/appendStream/stopStream. */
+  native_streaming: bool().default(true),
+  /** Minimum time between two chat.update calls on one message. */
+  edit_interval_ms: num().pipe(z.number().int().min(0)).default(1000),
+});
+
+export type SlackChannelConfig = z.output<typeof SlackChannelConfig>;

@@ -1,0 +1,69 @@
+/**
+ * The one place Slack Web API failures become Antler's typed errors. The web client is set to
+ * reject rate-limited calls instead of waiting, so the core's retry (which honours
+ * `retryAfterMs`) stays the only retry loop.
+ */
+import { AntlerError, ChannelError, PlatformAuthError, PlatformNotFoundError, PlatformRateLimitError } from "../../errors.js";
+
+const AUTH_CODES = new Set([
+  "invalid_auth",
+  "not_authed",
+  "account_inactive",
+  "token_revoked",
+  "token_expired",
+  "not_allowed_token_type",
+  "missing_scope",
+  "no_permission",
+]);
+
+const NOT_FOUND_CODES = new Set(["message_not_found", "channel_not_found", "thread_not_found", "user_not_found"]);
+
+interface SlackLikeError {
+  code?: unknown;
+  data?: { error?: unknown };
+  retryAfter?: unknown;
+  statusCode?: unknown;
+  original?: unknown;
+  message?: unknown;
+}
+
+/** The Slack `error` code of a failed call (`streaming_state_conflict`, …), if it has one. */
+export function slackErrorCode(err: unknown): string | undefined {
+  if (err instanceof ChannelError && err.cause !== undefined) return slackErrorCode(err.cause);
+  const e = err as SlackLikeError | null;
+  const code = e?.data?.error;
+  return typeof code === "string" ? code : undefined;
+}
+
+/** Maps anything a Slack call threw to an Antler error that names the channel. */
+export function mapSlackError(channel: string, err: unknown, method?: string): AntlerError {
+  if (err instanceof AntlerError) return err;
+  const e = (err ?? {}) as SlackLikeError;
+  const where = method ? `${method}: ` : "";
+  if (e.code === "slack_webapi_rate_limited_error") {
+    const seconds = typeof e.retryAfter === "number" ? e.retryAfter : 1;
+    return new PlatformRateLimitError(channel, Math.max(0, seconds) * 1000, `${where}Slack rate limit`, { cause: err });
+  }
+  const code = slackErrorCode(err);
+  if (code !== undefined) {
+    if (code === "ratelimited") return new PlatformRateLimitError(channel, 1000, `${where}Slack rate limit`, { cause: err });
+    if (AUTH_CODES.has(code)) {
+      return new PlatformAuthError(channel, `${where}Slack rejected the token (${code}): check channels.${channel}.bot_token`, {
+        cause: err,
+      });
+    }
+    if (NOT_FOUND_CODES.has(code)) return new PlatformNotFoundError(channel, `${where}${code}`, { cause: err });
+    return new ChannelError(channel, `slack_${code}`, `${where}Slack error ${code}`, { cause: err });
+  }
+  if (e.code === "slack_webapi_http_error") {
+    return new ChannelError(channel, "platform_unavailable", `${where}Slack answered HTTP ${String(e.statusCode)}`, {
+      cause: err,
+    });
+  }
+  if (e.code === "slack_webapi_request_error") {
+    const detail = e.original instanceof Error ? e.original.message : "request failed";
+    return new ChannelError(channel, "network", `${where}cannot reach Slack: ${detail}`, { cause: err });
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new ChannelError(channel, "slack_failed", `${where}${message}`, { cause: err });
+}

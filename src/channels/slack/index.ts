@@ -1,0 +1,370 @@
+/**
+ * Slack channel: an @mention bot that answers in threads, and a DM assistant. Bolt receives
+ * (Socket Mode, or the Events API on Antler's server); a Web API client sends. See README.md.
+ */
+import { App, type Receiver, webApi } from "@slack/bolt";
+import { ChannelError, errorMessage, PlatformAuthError } from "../../errors.js";
+import type { Logger } from "../../log/logger.js";
+import { accessRulesFrom } from "../access.js";
+import type {
+  AccessRules,
+  ChannelCapabilities,
+  ChannelContext,
+  ChannelStatus,
+  ConversationRef,
+  InboundMessage,
+  InboundSink,
+  MessageHandle,
+  NativeStream,
+  NativeStreamLimits,
+  OutboundContent,
+} from "../types.js";
+import { MAX_BUTTONS, questionBlocks } from "./blocks.js";
+import { SlackChannelConfig } from "./config.js";
+import { mapSlackError } from "./errors.js";
+import { toMrkdwn } from "./format.js";
+import { SlackHttpReceiver } from "./http-receiver.js";
+import {
+  ACTION_PREFIX,
+  fromAction,
+  fromMention,
+  fromMessage,
+  type InboundContext,
+  type SlackActionBody,
+  type SlackEventBody,
+} from "./inbound.js";
+import { slackSdkLogger } from "./sdk-logger.js";
+import { createSocketReceiver } from "./socket-receiver.js";
+import { SlackNativeStream } from "./stream.js";
+import { ThreadMemory } from "./threads.js";
+
+export { SlackChannelConfig } from "./config.js";
+
+type WebClient = InstanceType<typeof webApi.WebClient>;
+
+/** Where the Events API (and interactivity) requests arrive in HTTP mode. */
+export const SLACK_EVENTS_PATH = "/slack/events";
+
+/** Who the bot is, from auth.test. */
+interface BotIdentity {
+  userId: string;
+  botId: string;
+  teamId: string;
+  name: string;
+}
+
+export class SlackChannel {
+  static readonly configSchema = SlackChannelConfig;
+
+  readonly name: string;
+  readonly capabilities: ChannelCapabilities;
+  readonly access: AccessRules;
+  /** Slack streams expire after about 5 minutes; the core rotates to a new message before that. */
+  readonly streamLimits: NativeStreamLimits = { maxTextLength: 12_000, maxDurationMs: 270_000 };
+
+  private readonly config: SlackChannelConfig;
+  private readonly logger: Logger;
+  private readonly web: WebClient;
+  private readonly threads = new ThreadMemory();
+  private app: App | undefined;
+  private bot: BotIdentity | undefined;
+  private state: ChannelStatus["state"] = "stopped";
+  private connected = false;
+  private reason: string | undefined;
+  private lastError: { message: string; at: number } | null = null;
+
+  constructor(private readonly ctx: ChannelContext<SlackChannelConfig>) {
+    this.name = ctx.name;
+    this.config = ctx.config;
+    this.logger = ctx.logger;
+    this.access = accessRulesFrom({
+      allowed_users: this.config.allowed_users,
+      allowed_chats: this.config.allowed_channels,
+      require_mention: this.config.require_mention,
+    });
+    this.capabilities = {
+      // chat.update refuses text over 4,000 characters; leave room for mrkdwn escapes.
+      maxTextLength: 3500,
+      minEditIntervalMs: this.config.edit_interval_ms,
+      edits: true,
+      buttons: true,
+      threads: true,
+      markdown: "slack-mrkdwn",
+      maxButtons: MAX_BUTTONS,
+      // assistant.threads.setStatus lasts up to 2 minutes; refresh well before.
+      typingIntervalMs: 30_000,
+    };
+    this.web = new webApi.WebClient(this.config.bot_token ?? "", {
+      slackApiUrl: this.config.api_url,
+      logger: slackSdkLogger(this.logger),
+      retryConfig: { retries: 0 },
+      rejectRateLimitedCalls: true,
+    });
+  }
+
+  async start(sink: InboundSink): Promise<void> {
+    if (this.app) return;
+    this.state = "starting";
+    let phase: "bot" | "receiver" = "bot";
+    try {
+      const credentials = this.requireCredentials();
+      this.bot = await this.identify();
+      phase = "receiver";
+      const receiver = this.createReceiver(credentials);
+      const app = new App({
+        token: credentials.botToken,
+        botId: this.bot.botId,
+        botUserId: this.bot.userId,
+        receiver,
+        logger: slackSdkLogger(this.logger),
+        clientOptions: { slackApiUrl: this.config.api_url, retryConfig: { retries: 0 } },
+      });
+      this.app = app;
+      this.listen(app, sink);
+      await app.start();
+      if (this.config.mode === "http") this.connected = true;
+      this.state = "running";
+      this.reason = undefined;
+      this.logger.info({ mode: this.config.mode, bot: this.bot.userId }, "slack channel started");
+    } catch (err) {
+      await this.teardown();
+      const mapped = this.startError(err, phase);
+      this.state = "failed";
+      this.reason = mapped.message;
+      this.lastError = { message: mapped.message, at: Date.now() };
+      throw mapped;
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.teardown();
+    this.state = "stopped";
+  }
+
+  status(): ChannelStatus {
+    return {
+      state: this.state,
+      connected: this.connected,
+      mode: this.config.mode,
+      ...(this.reason ? { reason: this.reason } : {}),
+      lastError: this.lastError,
+    };
+  }
+
+  async send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {
+    const text = toMrkdwn(content.text) || " ";
+    const buttons = content.buttons ?? [];
+    const withButtons = buttons.length > 0 && content.questionId !== undefined;
+    const result = await this.call("chat.postMessage", () =>
+      this.web.chat.postMessage({
+        channel: ref.chatId,
+        text,
+        ...(ref.threadId ? { thread_ts: ref.threadId } : {}),
+        ...(withButtons ? { blocks: questionBlocks(text, content.questionId as string, buttons) } : {}),
+        unfurl_links: false,
+      }),
+    );
+    if (ref.threadId && ref.chatType === "group") this.threads.remember(ref.chatId, ref.threadId);
+    return {
+      id: result.ts as string,
+      ref,
+      ...(withButtons ? { extra: { questionId: content.questionId as string, buttons: buttons.map((b) => ({ ...b })) } } : {}),
+    };
+  }
+
+  async edit(handle: MessageHandle, content: OutboundContent): Promise<void> {
+    const text = toMrkdwn(content.text) || " ";
+    // A message with buttons shows its blocks, not its text: keep the buttons unless told otherwise.
+    const stored = handle.extra?.buttons as Array<{ id: string; label: string }> | undefined;
+    const buttons = content.buttons ?? stored ?? [];
+    const questionId = content.questionId ?? (handle.extra?.questionId as string | undefined);
+    const hadBlocks = stored !== undefined || content.buttons !== undefined;
+    const blocks =
+      buttons.length > 0 && questionId !== undefined ? questionBlocks(text, questionId, buttons) : hadBlocks ? [] : undefined;
+    await this.call("chat.update", () =>
+      this.web.chat.update({ channel: handle.ref.chatId, ts: handle.id, text, ...(blocks ? { blocks } : {}) }),
+    );
+  }
+
+  /** "is thinking…" under the thread, until the first reply or two minutes pass. */
+  async typing(ref: ConversationRef): Promise<void> {
+    await this.setStatus(ref, "is thinking…");
+  }
+
+  async typingDone(ref: ConversationRef): Promise<void> {
+    await this.setStatus(ref, "");
+  }
+
+  async startStream(ref: ConversationRef): Promise<NativeStream | undefined> {
+    if (!this.config.native_streaming || !ref.threadId) return undefined;
+    const user = typeof ref.extra?.user === "string" ? ref.extra.user : undefined;
+    const team = typeof ref.extra?.team === "string" ? ref.extra.team : this.bot?.teamId;
+    try {
+      const result = await this.web.chat.startStream({
+        channel: ref.chatId,
+        thread_ts: ref.threadId,
+        ...(user ? { recipient_user_id: user } : {}),
+        ...(team ? { recipient_team_id: team } : {}),
+      });
+      if (ref.chatType === "group") this.threads.remember(ref.chatId, ref.threadId);
+      return new SlackNativeStream(this.web, this.name, { id: result.ts as string, ref }, this.logger);
+    } catch (err) {
+      const mapped = mapSlackError(this.name, err, "chat.startStream");
+      if (mapped.code === "rate_limited" || mapped.code === "auth_failed") throw this.noteError(mapped);
+      // Streaming not available here (scope, channel type, recipient): the core posts and edits instead.
+      this.logger.warn({ err: mapped.message }, "slack native streaming unavailable; using chat.update");
+      return undefined;
+    }
+  }
+
+  /** `antler doctor`: the bot token by auth.test, and in socket mode the app token by apps.connections.open. */
+  async check(): Promise<string> {
+    const credentials = this.requireCredentials();
+    const bot = await this.identify();
+    if (credentials.appToken) {
+      const apps = new webApi.WebClient(credentials.appToken, { slackApiUrl: this.config.api_url, retryConfig: { retries: 0 } });
+      try {
+        await apps.apps.connections.open({});
+      } catch (err) {
+        const mapped = mapSlackError(this.name, err, "apps.connections.open");
+        throw new PlatformAuthError(this.name, `app token rejected (${mapped.message}): check channels.${this.name}.app_token`);
+      }
+    }
+    return `bot @${bot.name} (${bot.userId}) in team ${bot.teamId}, ${this.config.mode} mode`;
+  }
+
+  private requireCredentials(): { botToken: string; appToken?: string; signingSecret?: string } {
+    const missing = (key: string, env: string) =>
+      new ChannelError(
+        this.name,
+        "config_missing",
+        `channels.${this.name}.${key} is required in ${this.config.mode} mode: set ${env} or write it in config.yaml`,
+      );
+    const botToken = this.config.bot_token;
+    if (!botToken) throw missing("bot_token", "SLACK_BOT_TOKEN");
+    if (this.config.mode === "socket") {
+      if (!this.config.app_token) throw missing("app_token", "SLACK_APP_TOKEN");
+      return { botToken, appToken: this.config.app_token };
+    }
+    if (!this.config.signing_secret) throw missing("signing_secret", "SLACK_SIGNING_SECRET");
+    return { botToken, signingSecret: this.config.signing_secret };
+  }
+
+  private async identify(): Promise<BotIdentity> {
+    const result = await this.call("auth.test", () => this.web.auth.test());
+    if (!result.user_id || !result.team_id)
+      throw new ChannelError(this.name, "slack_auth_test", "auth.test returned no user or team id");
+    return {
+      userId: result.user_id,
+      botId: result.bot_id ?? "",
+      teamId: result.team_id,
+      name: result.user ?? result.user_id,
+    };
+  }
+
+  private createReceiver(credentials: { appToken?: string; signingSecret?: string }): Receiver {
+    if (credentials.signingSecret) {
+      return new SlackHttpReceiver({
+        signingSecret: credentials.signingSecret,
+        http: this.ctx.http,
+        path: SLACK_EVENTS_PATH,
+        logger: this.logger,
+      });
+    }
+    return createSocketReceiver(
+      {
+        appToken: credentials.appToken as string,
+        apiUrl: this.config.api_url,
+        sdkLogger: slackSdkLogger(this.logger),
+        logger: this.logger,
+        onConnection: (connected, reason) => this.onConnection(connected, reason),
+      },
+      () => this.app,
+    );
+  }
+
+  private onConnection(connected: boolean, reason?: string): void {
+    this.connected = connected;
+    if (this.state === "running" || this.state === "degraded") this.state = connected ? "running" : "degraded";
+    if (!connected && this.app) this.logger.warn({ reason }, "slack socket down");
+  }
+
+  private listen(app: App, sink: InboundSink): void {
+    const context = this.inboundContext();
+    const deliver = async (msg: InboundMessage | undefined) => {
+      if (!msg) return;
+      if (msg.mentioned && msg.ref.chatType === "group" && msg.ref.threadId)
+        this.threads.remember(msg.ref.chatId, msg.ref.threadId);
+      await sink(msg);
+    };
+    app.event("app_mention", async ({ body }) => deliver(fromMention(body as SlackEventBody, context)));
+    app.event("message", async ({ body }) => deliver(fromMessage(body as SlackEventBody, context)));
+    app.action(new RegExp(`^${ACTION_PREFIX}`), async ({ body, ack }) => {
+      await deliver(fromAction(body as unknown as SlackActionBody, context));
+      await ack();
+    });
+  }
+
+  private inboundContext(): InboundContext {
+    const bot = this.bot as BotIdentity;
+    return {
+      name: this.name,
+      botUserId: bot.userId,
+      teamId: bot.teamId,
+      isBotThread: (channel, threadTs) => this.threads.has(channel, threadTs),
+    };
+  }
+
+  private async setStatus(ref: ConversationRef, status: string): Promise<void> {
+    if (!ref.threadId) return;
+    try {
+      await this.web.assistant.threads.setStatus({ channel_id: ref.chatId, thread_ts: ref.threadId, status });
+    } catch (err) {
+      // Only AI-app threads show a status; elsewhere Slack refuses it, which is harmless.
+      this.logger.debug({ err: errorMessage(err) }, "slack setStatus failed");
+    }
+  }
+
+  /** Runs one Web API call, mapping its failure and remembering it for status. */
+  private async call<T>(method: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      throw this.noteError(mapSlackError(this.name, err, method));
+    }
+  }
+
+  private noteError<E extends Error>(err: E): E {
+    this.lastError = { message: err.message, at: Date.now() };
+    return err;
+  }
+
+  /** Receiver failures in socket mode concern the app token, not the bot token auth.test accepted. */
+  private startError(err: unknown, phase: "bot" | "receiver"): Error {
+    const mapped = mapSlackError(this.name, err, phase === "bot" ? undefined : "Socket Mode");
+    if (
+      phase === "receiver" &&
+      this.config.mode === "socket" &&
+      !(mapped instanceof ChannelError && mapped.code === "rate_limited")
+    ) {
+      return new PlatformAuthError(
+        this.name,
+        `Socket Mode did not connect (${errorMessage(err)}): check channels.${this.name}.app_token`,
+        { cause: err },
+      );
+    }
+    return mapped;
+  }
+
+  private async teardown(): Promise<void> {
+    const app = this.app;
+    this.app = undefined;
+    this.connected = false;
+    if (!app) return;
+    try {
+      await app.stop();
+    } catch (err) {
+      this.logger.warn({ err: errorMessage(err) }, "slack stop failed");
+    }
+  }
+}

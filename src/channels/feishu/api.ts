@@ -1,0 +1,150 @@
+/**
+ * The Open Platform calls the adapter makes, through the SDK's `Client`. Each call checks the
+ * business `code` and maps failures with {@link mapFeishuError}, so callers only see typed errors.
+ */
+import type * as lark from "@larksuiteoapi/node-sdk";
+import type { ConversationRef } from "../types.js";
+import { ensureOk, mapFeishuError } from "./map-error.js";
+
+export type MsgType = "text" | "post" | "interactive";
+
+export interface BotInfo {
+  openId: string;
+  name: string;
+}
+
+export class FeishuApi {
+  constructor(
+    readonly client: lark.Client,
+    private readonly channel: string,
+    /** Sees every failed call, so status can show the last platform error. */
+    private readonly onError: (err: Error) => void = () => {},
+  ) {}
+
+  /** Runs one SDK call, turning every failure into a typed error. */
+  async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return ensureOk(await fn());
+    } catch (err) {
+      const mapped = mapFeishuError(this.channel, what, err);
+      this.onError(mapped);
+      throw mapped;
+    }
+  }
+
+  /**
+   * Posts into the conversation: as a reply to the user's message when there is one (in groups
+   * inside its topic, so the conversation stays in one thread), else as a new chat message.
+   */
+  async post(ref: ConversationRef, msgType: MsgType, content: string): Promise<string> {
+    const replyTo = ref.replyToId ?? ref.threadId;
+    const res = replyTo
+      ? await this.call("reply", () =>
+          this.client.im.v1.message.reply({
+            path: { message_id: replyTo },
+            data: { content, msg_type: msgType, reply_in_thread: ref.chatType === "group" },
+          }),
+        )
+      : await this.call("send", () =>
+          this.client.im.v1.message.create({
+            params: { receive_id_type: "chat_id" },
+            data: { receive_id: ref.chatId, content, msg_type: msgType },
+          }),
+        );
+    const id = res.data?.message_id;
+    if (!id) throw mapFeishuError(this.channel, "send", new Error("the answer carried no message_id"));
+    return id;
+  }
+
+  /** Replaces an interactive card sent with `update_multi: true`. */
+  async patchCard(messageId: string, card: unknown): Promise<void> {
+    await this.call("update card", () =>
+      this.client.im.v1.message.patch({ path: { message_id: messageId }, data: { content: JSON.stringify(card) } }),
+    );
+  }
+
+  /** Edits a text message (at most 20 edits per message on the platform). */
+  async editText(messageId: string, text: string): Promise<void> {
+    await this.call("edit text", () =>
+      this.client.im.v1.message.update({
+        path: { message_id: messageId },
+        data: { msg_type: "text", content: JSON.stringify({ text }) },
+      }),
+    );
+  }
+
+  async createCard(card: unknown): Promise<string> {
+    const res = await this.call("create card", () =>
+      this.client.cardkit.v1.card.create({ data: { type: "card_json", data: JSON.stringify(card) } }),
+    );
+    const id = res.data?.card_id;
+    if (!id) throw mapFeishuError(this.channel, "create card", new Error("the answer carried no card_id"));
+    return id;
+  }
+
+  async streamContent(cardId: string, elementId: string, content: string, sequence: number): Promise<void> {
+    await this.call("stream card", () =>
+      this.client.cardkit.v1.cardElement.content({
+        path: { card_id: cardId, element_id: elementId },
+        data: { content, sequence },
+      }),
+    );
+  }
+
+  async closeStreaming(cardId: string, sequence: number): Promise<void> {
+    await this.call("close card stream", () =>
+      this.client.cardkit.v1.card.settings({
+        path: { card_id: cardId },
+        data: { settings: JSON.stringify({ config: { streaming_mode: false } }), sequence },
+      }),
+    );
+  }
+
+  /** Replaces a whole CardKit card (cards sent by card_id ignore message PATCH). */
+  async replaceCard(cardId: string, card: unknown, sequence: number): Promise<void> {
+    await this.call("update card entity", () =>
+      this.client.cardkit.v1.card.update({
+        path: { card_id: cardId },
+        data: { card: { type: "card_json", data: JSON.stringify(card) }, sequence },
+      }),
+    );
+  }
+
+  async addReaction(messageId: string, emoji: string): Promise<string | undefined> {
+    const res = await this.call("add reaction", () =>
+      this.client.im.v1.messageReaction.create({
+        path: { message_id: messageId },
+        data: { reaction_type: { emoji_type: emoji } },
+      }),
+    );
+    return res.data?.reaction_id;
+  }
+
+  async removeReaction(messageId: string, reactionId: string): Promise<void> {
+    await this.call("remove reaction", () =>
+      this.client.im.v1.messageReaction.delete({ path: { message_id: messageId, reaction_id: reactionId } }),
+    );
+  }
+
+  /** Fetches a tenant token directly (not from the SDK's cache), to prove the credentials work. */
+  async tenantToken(appId: string, appSecret: string): Promise<{ expire: number }> {
+    const res = await this.call("get tenant token", () =>
+      this.client.auth.v3.tenantAccessToken.internal({ data: { app_id: appId, app_secret: appSecret } }),
+    );
+    const body = res as { tenant_access_token?: string; expire?: number };
+    if (!body.tenant_access_token) throw mapFeishuError(this.channel, "get tenant token", new Error("no token in the answer"));
+    return { expire: body.expire ?? 0 };
+  }
+
+  async botInfo(): Promise<BotInfo> {
+    const res = await this.call("get bot info", () =>
+      this.client.request<{ code?: number; msg?: string; bot?: { open_id?: string; app_name?: string } }>({
+        method: "GET",
+        url: "/open-apis/bot/v3/info",
+      }),
+    );
+    const openId = res.bot?.open_id;
+    if (!openId) throw mapFeishuError(this.channel, "get bot info", new Error("no bot.open_id in the answer"));
+    return { openId, name: res.bot?.app_name ?? "bot" };
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * Native streaming through CardKit: create a card entity in streaming mode, send it as the
+ * reply, then PUT the whole text into its markdown element (the client types out what was
+ * added) and close streaming mode at the end. Every operation on a card carries a `sequence`
+ * that must strictly increase, or the platform answers 300317.
+ */
+import type { Logger } from "../../log/logger.js";
+import type { ConversationRef, MessageHandle, NativeStream } from "../types.js";
+import type { FeishuApi } from "./api.js";
+import { STREAM_ELEMENT_ID, streamingCard } from "./cards.js";
+import { toCardMarkdown } from "./format.js";
+
+/** The last `sequence` used per card, shared by streams and later edits of the same card. */
+export class CardSequences {
+  private readonly last = new Map<string, number>();
+
+  constructor(private readonly max = 2000) {}
+
+  /**
+   * The next sequence for `cardId`. A card this process has not seen (e.g. after a restart)
+   * starts from the clock in seconds, which is above any counter a stream reaches.
+   */
+  next(cardId: string): number {
+    const value = (this.last.get(cardId) ?? Math.floor(Date.now() / 1000)) + 1;
+    this.last.delete(cardId);
+    this.last.set(cardId, value);
+    if (this.last.size > this.max) this.last.delete(this.last.keys().next().value as string);
+    return value;
+  }
+
+  /** Starts a fresh card at 0, so its first operation sends sequence 1. */
+  begin(cardId: string): void {
+    this.last.set(cardId, 0);
+  }
+}
+
+export class CardKitStream implements NativeStream {
+  private shown = "";
+  private closed = false;
+
+  private constructor(
+    readonly handle: MessageHandle,
+    private readonly cardId: string,
+    private readonly api: FeishuApi,
+    private readonly sequences: CardSequences,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Creates the card and sends it into the conversation. Throws typed errors when either fails. */
+  static async open(api: FeishuApi, ref: ConversationRef, sequences: CardSequences, logger: Logger): Promise<CardKitStream> {
+    const cardId = await api.createCard(streamingCard());
+    sequences.begin(cardId);
+    const messageId = await api.post(ref, "interactive", JSON.stringify({ type: "card", data: { card_id: cardId } }));
+    const handle: MessageHandle = { id: messageId, ref, extra: { kind: "cardkit", cardId } };
+    return new CardKitStream(handle, cardId, api, sequences, logger);
+  }
+
+  async update(text: string): Promise<void> {
+    if (this.closed) throw new Error("the card stream is already closed");
+    const content = toCardMarkdown(text);
+    if (content === this.shown) return;
+    await this.api.streamContent(this.cardId, STREAM_ELEMENT_ID, content, this.sequences.next(this.cardId));
+    this.shown = content;
+  }
+
+  async finish(text: string): Promise<void> {
+    try {
+      await this.update(text);
+    } finally {
+      await this.close();
+    }
+  }
+
+  async abort(text: string): Promise<void> {
+    try {
+      if (!this.closed && text) await this.update(text);
+    } catch (err) {
+      this.logger.warn({ err, cardId: this.cardId }, "could not show the last text on an aborted card");
+    }
+    await this.close();
+  }
+
+  /**
+   * Closing is best effort: the text is already on the card, and the platform closes streaming
+   * mode by itself after 10 minutes, so a failure here must not make the core send it again.
+   */
+  private async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      await this.api.closeStreaming(this.cardId, this.sequences.next(this.cardId));
+    } catch (err) {
+      this.logger.warn({ err, cardId: this.cardId }, "could not close the card's streaming mode");
+    }
+  }
+}

@@ -1,0 +1,292 @@
+/**
+ * Feishu / Lark channel: events over the SDK's long connection (`WSClient`) or a webhook on
+ * Antler's HTTP server; replies as cards, streamed through CardKit. See README.md in this folder
+ * for the conversation-key mapping and the choices made.
+ */
+import * as lark from "@larksuiteoapi/node-sdk";
+import { ChannelError, errorMessage, PlatformAuthError } from "../../errors.js";
+import type { Logger } from "../../log/logger.js";
+import { accessRulesFrom, isAllowedUser } from "../access.js";
+import type {
+  AccessRules,
+  ChannelCapabilities,
+  ChannelContext,
+  ChannelStatus,
+  ConversationRef,
+  InboundSink,
+  MessageHandle,
+  NativeStream,
+  NativeStreamLimits,
+  OutboundContent,
+} from "../types.js";
+import { FeishuApi } from "./api.js";
+import { CardKitStream, CardSequences } from "./cardkit.js";
+import { readButtonValue } from "./cards.js";
+import { FeishuChannelConfig } from "./config.js";
+import { type CardActionEvent, type MessageEvent, translateClick, translateMessage } from "./inbound.js";
+import { LongConnection } from "./long-connection.js";
+import { FeishuOutbound } from "./outbound.js";
+import { RecentSet } from "./recent-set.js";
+import { sdkLogger } from "./sdk-logger.js";
+import { feishuWebhookHandler } from "./webhook.js";
+
+export { FeishuChannelConfig } from "./config.js";
+
+/** Text of one card; a card must stay under 30 KB even when every character takes 3 bytes. */
+const MAX_CARD_TEXT = 9000;
+/** Streaming mode closes itself after 10 minutes; rotate to a new card before that. */
+const MAX_STREAM_MS = 9 * 60_000;
+const TYPING_EMOJI = "Typing";
+
+export class FeishuChannel {
+  static readonly configSchema = FeishuChannelConfig;
+
+  readonly name: string;
+  readonly capabilities: ChannelCapabilities;
+  readonly streamLimits: NativeStreamLimits = { maxTextLength: MAX_CARD_TEXT, maxDurationMs: MAX_STREAM_MS };
+  readonly access: AccessRules;
+
+  private readonly config: FeishuChannelConfig;
+  private readonly logger: Logger;
+  private readonly ctx: ChannelContext<FeishuChannelConfig>;
+  private readonly sequences = new CardSequences();
+  /** Topic roots the bot took part in: follow-ups there address the bot without a mention. */
+  private readonly botTopics = new RecentSet(5000);
+  /** Typing reactions by the user's message id. */
+  private readonly reactions = new Map<string, Promise<string | undefined>>();
+  private api: FeishuApi | undefined;
+  private outbound: FeishuOutbound | undefined;
+  private connection: LongConnection | undefined;
+  private webhookPath: string | undefined;
+  private botOpenId = "";
+  private state: ChannelStatus["state"] = "stopped";
+  private reason: string | undefined;
+  private lastError: ChannelStatus["lastError"] = null;
+
+  constructor(ctx: ChannelContext<FeishuChannelConfig>) {
+    this.ctx = ctx;
+    this.name = ctx.name;
+    this.config = FeishuChannelConfig.parse(ctx.config ?? {});
+    this.logger = ctx.logger;
+    this.access = accessRulesFrom(this.config);
+    this.capabilities = {
+      maxTextLength: MAX_CARD_TEXT,
+      minEditIntervalMs: this.config.stream_interval_ms,
+      edits: true,
+      buttons: true,
+      threads: true,
+      markdown: "feishu-md",
+      maxButtons: 10,
+      // The reaction stays until typingDone removes it; repeating it is a no-op.
+      typingIntervalMs: 60_000,
+    };
+  }
+
+  async start(sink: InboundSink): Promise<void> {
+    this.state = "starting";
+    try {
+      const api = this.ensureApi();
+      this.botOpenId = (await api.botInfo()).openId;
+      const dispatcher = this.dispatcher(sink);
+      if (this.config.mode === "webhook") this.mountWebhook(dispatcher);
+      else await this.connect(dispatcher);
+      this.state = this.connection && !this.connection.connected ? "degraded" : "running";
+    } catch (err) {
+      this.state = "failed";
+      this.reason = errorMessage(err);
+      this.noteError(err);
+      await this.stop(true);
+      throw err;
+    }
+  }
+
+  async stop(keepState = false): Promise<void> {
+    this.connection?.close();
+    this.connection = undefined;
+    if (this.webhookPath) this.ctx.http.unroute(this.webhookPath);
+    this.webhookPath = undefined;
+    this.reactions.clear();
+    if (!keepState) this.state = "stopped";
+  }
+
+  status(): ChannelStatus {
+    const connected =
+      this.state !== "stopped" && this.state !== "failed" && (this.connection ? this.connection.connected : !!this.webhookPath);
+    let state = this.state;
+    if (this.connection && (state === "running" || state === "degraded")) state = connected ? "running" : "degraded";
+    const status: ChannelStatus = { state, connected, mode: this.config.mode, lastError: this.lastError };
+    const reason = this.reason ?? this.connection?.reason;
+    if (reason) status.reason = reason;
+    return status;
+  }
+
+  async send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {
+    const handle = await this.out().send(ref, content);
+    this.noteTopic(ref);
+    return handle;
+  }
+
+  async edit(handle: MessageHandle, content: OutboundContent): Promise<void> {
+    await this.out().edit(handle, content);
+  }
+
+  /** Falls back (returns undefined) when the card cannot be created or sent; the core then uses send/edit. */
+  async startStream(ref: ConversationRef): Promise<NativeStream | undefined> {
+    try {
+      const stream = await CardKitStream.open(this.ensureApi(), ref, this.sequences, this.logger);
+      this.noteTopic(ref);
+      return stream;
+    } catch (err) {
+      this.logger.warn({ err }, "could not start a CardKit stream; falling back to card edits");
+      return undefined;
+    }
+  }
+
+  async typing(ref: ConversationRef): Promise<void> {
+    const messageId = ref.replyToId;
+    if (!messageId || this.reactions.has(messageId)) return;
+    const added = this.ensureApi()
+      .addReaction(messageId, TYPING_EMOJI)
+      .catch((err: unknown) => {
+        this.logger.debug({ err }, "typing reaction failed");
+        return undefined;
+      });
+    this.reactions.set(messageId, added);
+    await added;
+  }
+
+  async typingDone(ref: ConversationRef): Promise<void> {
+    const messageId = ref.replyToId;
+    const pending = messageId ? this.reactions.get(messageId) : undefined;
+    if (!messageId || !pending) return;
+    this.reactions.delete(messageId);
+    const reactionId = await pending;
+    if (!reactionId) return;
+    await this.ensureApi()
+      .removeReaction(messageId, reactionId)
+      .catch((err: unknown) => this.logger.debug({ err }, "removing the typing reaction failed"));
+  }
+
+  /** Proves the credentials: a fresh tenant token, then the bot's own info. */
+  async check(): Promise<string> {
+    const api = this.ensureApi();
+    const { appId, appSecret } = this.credentials();
+    await api.tenantToken(appId, appSecret);
+    const bot = await api.botInfo();
+    return `bot "${bot.name}" (${bot.openId}) on ${this.config.domain}, ${this.config.mode} mode`;
+  }
+
+  private dispatcher(sink: InboundSink): lark.EventDispatcher {
+    const dispatcher = new lark.EventDispatcher({ logger: sdkLogger(this.logger), loggerLevel: lark.LoggerLevel.info });
+    return dispatcher.register<Record<string, (data: never) => Promise<unknown>>>({
+      "im.message.receive_v1": async (data: MessageEvent) => {
+        const msg = translateMessage(
+          { channel: this.name, botOpenId: this.botOpenId, isBotTopic: (id) => this.botTopics.has(id) },
+          data,
+        );
+        if (!msg) return undefined;
+        if (msg.mentioned && !msg.fromBot) this.noteTopic(msg.ref);
+        await sink(msg);
+        return undefined;
+      },
+      "card.action.trigger": async (data: CardActionEvent) => {
+        const msg = translateClick(this.name, data);
+        if (!msg) return {};
+        if (!isAllowedUser(this.access, msg.user.id)) {
+          return { toast: { type: "error", content: "You are not allowed to answer this question." } };
+        }
+        await sink(msg);
+        const label = readButtonValue(data.action?.value)?.l;
+        return { toast: { type: "success", content: label ? `Selected: ${label}` : "Received" } };
+      },
+    });
+  }
+
+  private mountWebhook(dispatcher: lark.EventDispatcher): void {
+    if (!this.config.encrypt_key && !this.config.verification_token) {
+      throw new ChannelError(
+        this.name,
+        "config_missing",
+        `webhook mode needs channels.${this.name}.verification_token or encrypt_key, so forged events can be refused`,
+      );
+    }
+    const path = `/webhooks/${this.name}`;
+    const handler = feishuWebhookHandler({
+      encryptKey: this.config.encrypt_key || undefined,
+      verificationToken: this.config.verification_token || undefined,
+      logger: this.logger,
+      dispatch: (envelope) => dispatcher.invoke(envelope, { needCheck: false }),
+      onRejected: (reason) => this.noteError(new Error(`webhook request rejected: ${reason}`)),
+    });
+    this.ctx.http.route("POST", path, handler);
+    this.webhookPath = path;
+  }
+
+  private async connect(dispatcher: lark.EventDispatcher): Promise<void> {
+    const { appId, appSecret } = this.credentials();
+    if (!/^cli_[0-9a-fA-F]{16}$/.test(appId)) {
+      throw new ChannelError(
+        this.name,
+        "config_invalid",
+        `channels.${this.name}.app_id must be "cli_" and 16 hex digits for the long connection (got "${appId}")`,
+      );
+    }
+    this.connection = new LongConnection({
+      appId,
+      appSecret,
+      domain: this.domainValue(),
+      logger: this.logger,
+      onError: (err) => this.noteError(err),
+    });
+    await this.connection.start(dispatcher);
+  }
+
+  private ensureApi(): FeishuApi {
+    if (this.api) return this.api;
+    const { appId, appSecret } = this.credentials();
+    const client = new lark.Client({
+      appId,
+      appSecret,
+      domain: this.domainValue(),
+      // A cache of our own: the SDK's default is shared by every client with the same app id.
+      cache: new lark.DefaultCache(),
+      logger: sdkLogger(this.logger),
+      loggerLevel: lark.LoggerLevel.info,
+    });
+    this.api = new FeishuApi(client, this.name, (err) => this.noteError(err));
+    this.outbound = new FeishuOutbound(this.api, this.sequences, this.logger);
+    return this.api;
+  }
+
+  private out(): FeishuOutbound {
+    this.ensureApi();
+    return this.outbound as FeishuOutbound;
+  }
+
+  private credentials(): { appId: string; appSecret: string } {
+    const appId = this.config.app_id?.trim();
+    const appSecret = this.config.app_secret?.trim();
+    if (!appId) throw this.missing("app_id", "FEISHU_APP_ID");
+    if (!appSecret) throw this.missing("app_secret", "FEISHU_APP_SECRET");
+    return { appId, appSecret };
+  }
+
+  private missing(key: string, env: string): PlatformAuthError {
+    return new PlatformAuthError(this.name, `channels.${this.name}.${key} is required: set ${env} or write it in config.yaml`);
+  }
+
+  private domainValue(): lark.Domain | string {
+    const d = this.config.domain;
+    if (d === "feishu") return lark.Domain.Feishu;
+    if (d === "lark") return lark.Domain.Lark;
+    return d.replace(/\/+$/, "");
+  }
+
+  private noteTopic(ref: ConversationRef): void {
+    if (ref.chatType === "group" && ref.threadId) this.botTopics.add(ref.threadId);
+  }
+
+  private noteError(err: unknown): void {
+    this.lastError = { message: errorMessage(err), at: Date.now() };
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * Sending and editing. Replies go out as interactive cards (`update_multi`, so PATCH can
+ * replace them); when a card call fails for a reason other than rate limits or credentials,
+ * the text goes out as a plain `text` message instead, so the reply always arrives.
+ */
+import { PlatformAuthError, PlatformNotFoundError, PlatformRateLimitError } from "../../errors.js";
+import type { Logger } from "../../log/logger.js";
+import type { ConversationRef, MessageHandle, OutboundContent } from "../types.js";
+import type { FeishuApi } from "./api.js";
+import type { CardSequences } from "./cardkit.js";
+import { type CardButtons, messageCard, restoreButtons, storedButtons } from "./cards.js";
+import { toPlainText } from "./format.js";
+
+export class FeishuOutbound {
+  constructor(
+    private readonly api: FeishuApi,
+    private readonly sequences: CardSequences,
+    private readonly logger: Logger,
+  ) {}
+
+  async send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {
+    const buttons = newButtons(content);
+    const card = messageCard(ref, content.text, buttons);
+    try {
+      const id = await this.api.post(ref, "interactive", JSON.stringify(card));
+      const extra: MessageHandle["extra"] = { kind: "card" };
+      const stored = storedButtons(content);
+      if (stored) extra.buttons = stored;
+      return { id, ref, extra };
+    } catch (err) {
+      if (!canFallBack(err)) throw err;
+      this.logger.warn({ err }, "card send failed; sending plain text");
+      const id = await this.api.post(ref, "text", JSON.stringify({ text: plainText(content.text, buttons) }));
+      return { id, ref, extra: { kind: "text", textId: id } };
+    }
+  }
+
+  async edit(handle: MessageHandle, content: OutboundContent): Promise<void> {
+    const buttons = content.buttons === undefined ? restoreButtons(handle.extra?.buttons) : newButtons(content);
+    const kind = handle.extra?.kind;
+    if (kind !== "text") {
+      try {
+        const card = messageCard(handle.ref, content.text, buttons);
+        const cardId = handle.extra?.cardId;
+        // Cards sent by card_id ignore message PATCH; they are replaced through CardKit.
+        if (kind === "cardkit" && typeof cardId === "string") {
+          await this.api.replaceCard(cardId, card, this.sequences.next(cardId));
+        } else {
+          await this.api.patchCard(handle.id, card);
+        }
+        return;
+      } catch (err) {
+        if (!canFallBack(err)) throw err;
+        this.logger.warn({ err, messageId: handle.id }, "card update failed; showing the text as a plain message");
+      }
+    }
+    await this.editAsText(handle, plainText(content.text, buttons));
+  }
+
+  /**
+   * Shows the text in the handle's plain-text companion: edits it when there is one, else (or
+   * when the edit is refused, e.g. past the 20-edit limit) posts a new one and remembers it.
+   */
+  private async editAsText(handle: MessageHandle, text: string): Promise<void> {
+    const textId = handle.extra?.textId;
+    if (typeof textId === "string") {
+      try {
+        await this.api.editText(textId, text);
+        return;
+      } catch (err) {
+        if (!canFallBack(err)) throw err;
+        this.logger.warn({ err, messageId: textId }, "text edit failed; posting the text again");
+      }
+    }
+    const id = await this.api.post(handle.ref, "text", JSON.stringify({ text }));
+    handle.extra = { ...handle.extra, textId: id };
+  }
+}
+
+function newButtons(content: OutboundContent): CardButtons | undefined {
+  return content.buttons?.length ? { buttons: content.buttons, questionId: content.questionId ?? "" } : undefined;
+}
+
+/** Rate limits are retried by the core and bad credentials fail everything, so only other failures fall back. */
+function canFallBack(err: unknown): boolean {
+  return !(err instanceof PlatformRateLimitError || err instanceof PlatformAuthError || err instanceof PlatformNotFoundError);
+}
+
+/** Plain text has no buttons, so the options are listed; a reply in the conversation answers too. */
+function plainText(markdown: string, buttons: CardButtons | undefined): string {
+  const text = toPlainText(markdown);
+  if (!buttons?.buttons.length) return text;
+  const options = buttons.buttons.map((b, i) => `${i + 1}. ${b.label}`).join("\n");
+  return `${text}\n\n${options}`;
+}

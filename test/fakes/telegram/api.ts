@@ -1,0 +1,198 @@
+/**
+ * The Bot API methods the fake serves, with the real error texts. Each handler either returns
+ * the `result` or throws an {@link ApiError}; the HTTP layer (index.ts) wraps both.
+ */
+import { ChatStore, type FakeButton, type FakeUser } from "./chats.js";
+import { HtmlParseError, type ParsedText, parseHtml, parsePlain } from "./html.js";
+import type { UpdateQueue } from "./updates.js";
+
+export class ApiError extends Error {
+  constructor(
+    readonly code: number,
+    readonly description: string,
+    readonly parameters?: { retry_after?: number },
+  ) {
+    super(description);
+  }
+}
+
+export const MAX_TEXT = 4096;
+const SECRET_TOKEN = /^[A-Za-z0-9_-]{1,256}$/;
+const NOT_MODIFIED =
+  "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message";
+
+export interface CallbackRecord {
+  id: string;
+  at: number;
+  answeredAt?: number;
+  text?: string;
+}
+
+type Params = Record<string, unknown>;
+
+export class BotApi {
+  readonly callbacks = new Map<string, CallbackRecord>();
+
+  constructor(
+    readonly bot: FakeUser & { username: string },
+    private readonly chats: ChatStore,
+    private readonly updates: UpdateQueue,
+  ) {}
+
+  /** Runs one method. getUpdates is served by the HTTP layer because it long-polls. */
+  call(method: string, p: Params): unknown {
+    switch (method) {
+      case "getMe":
+        return {
+          ...this.bot,
+          is_bot: true,
+          can_join_groups: true,
+          can_read_all_group_messages: false,
+          supports_inline_queries: false,
+        };
+      case "deleteWebhook":
+        this.updates.setWebhook(undefined, p.drop_pending_updates === true);
+        return true;
+      case "setWebhook":
+        return this.setWebhook(p);
+      case "getWebhookInfo":
+        return {
+          url: this.updates.webhook?.url ?? "",
+          has_custom_certificate: false,
+          pending_update_count: this.updates.pendingCount,
+        };
+      case "sendMessage":
+        return this.sendMessage(p);
+      case "editMessageText":
+        return this.editMessageText(p);
+      case "sendChatAction":
+        this.chat(p.chat_id).typing.push(Date.now());
+        return true;
+      case "answerCallbackQuery":
+        return this.answerCallbackQuery(p);
+      case "deleteMessage": {
+        const m = this.chats.find(this.chat(p.chat_id).id, Number(p.message_id));
+        if (!m) throw new ApiError(400, "Bad Request: message to delete not found");
+        m.deleted = true;
+        return true;
+      }
+      default:
+        throw new ApiError(404, "Not Found");
+    }
+  }
+
+  private setWebhook(p: Params): true {
+    const url = typeof p.url === "string" ? p.url : "";
+    if (url === "") {
+      this.updates.setWebhook(undefined);
+      return true;
+    }
+    if (!/^https?:\/\//.test(url)) throw new ApiError(400, "Bad Request: bad webhook: An HTTPS URL must be provided for webhook");
+    const secret = p.secret_token;
+    if (secret !== undefined && (typeof secret !== "string" || !SECRET_TOKEN.test(secret))) {
+      throw new ApiError(400, "Bad Request: bad webhook: secret token contains unallowed characters");
+    }
+    this.updates.setWebhook({ url, ...(typeof secret === "string" ? { secret } : {}) }, p.drop_pending_updates === true);
+    return true;
+  }
+
+  private chat(id: unknown) {
+    const chat = this.chats.get(Number(id));
+    if (!chat) throw new ApiError(400, "Bad Request: chat not found");
+    return chat;
+  }
+
+  private sendMessage(p: Params) {
+    const chat = this.chat(p.chat_id);
+    const parsed = parseText(p);
+    const keyboard = parseKeyboard(p.reply_markup);
+    const thread = p.message_thread_id === undefined ? undefined : Number(p.message_thread_id);
+    const replyParams = p.reply_parameters as { message_id?: number; allow_sending_without_reply?: boolean } | undefined;
+    let replyTo: number | undefined;
+    if (replyParams?.message_id !== undefined) {
+      const target = this.chats.find(chat.id, replyParams.message_id);
+      if (!target && !replyParams.allow_sending_without_reply)
+        throw new ApiError(400, "Bad Request: message to be replied not found");
+      replyTo = target?.message_id;
+    }
+    const now = Date.now();
+    const message = this.chats.add(
+      chat,
+      {
+        from: this.bot,
+        fromBot: true,
+        text: parsed.text,
+        entities: parsed.entities,
+        keyboard,
+        date: now,
+        ...(thread !== undefined ? { threadId: thread } : {}),
+        ...(replyTo !== undefined ? { replyTo } : {}),
+      },
+      now,
+    );
+    return ChatStore.toApi(chat, message);
+  }
+
+  private editMessageText(p: Params) {
+    const chat = this.chat(p.chat_id);
+    const message = this.chats.find(chat.id, Number(p.message_id));
+    if (!message) throw new ApiError(400, "Bad Request: message to edit not found");
+    if (!message.fromBot) throw new ApiError(400, "Bad Request: message can't be edited");
+    const parsed = parseText(p);
+    const keyboard = parseKeyboard(p.reply_markup);
+    const same =
+      parsed.text === message.text &&
+      JSON.stringify(parsed.entities) === JSON.stringify(message.entities) &&
+      JSON.stringify(keyboard) === JSON.stringify(message.keyboard);
+    if (same) throw new ApiError(400, NOT_MODIFIED);
+    message.text = parsed.text;
+    message.entities = parsed.entities;
+    message.keyboard = keyboard;
+    const last = message.versions[message.versions.length - 1];
+    if (last?.text !== parsed.text) message.versions.push({ text: parsed.text, at: Date.now() });
+    return { ...ChatStore.toApi(chat, message), edit_date: Math.floor(Date.now() / 1000) };
+  }
+
+  private answerCallbackQuery(p: Params): true {
+    const record = this.callbacks.get(String(p.callback_query_id));
+    if (!record || record.answeredAt !== undefined) {
+      throw new ApiError(400, "Bad Request: query is too old and response timeout expired or query ID is invalid");
+    }
+    record.answeredAt = Date.now();
+    if (typeof p.text === "string") record.text = p.text;
+    return true;
+  }
+}
+
+function parseText(p: Params): ParsedText {
+  if (typeof p.text !== "string") throw new ApiError(400, "Bad Request: message text is empty");
+  let parsed: ParsedText;
+  try {
+    if (p.parse_mode === "HTML") parsed = parseHtml(p.text);
+    else if (p.parse_mode === undefined || p.parse_mode === "") parsed = parsePlain(p.text);
+    else throw new ApiError(400, `Bad Request: unsupported parse_mode "${String(p.parse_mode)}" in this fake`);
+  } catch (err) {
+    if (err instanceof HtmlParseError) throw new ApiError(400, err.message);
+    throw err;
+  }
+  if (parsed.text === "") throw new ApiError(400, "Bad Request: message text is empty");
+  if (parsed.text.length > MAX_TEXT) throw new ApiError(400, "Bad Request: message is too long");
+  return parsed;
+}
+
+function parseKeyboard(markup: unknown): FakeButton[][] {
+  if (markup === undefined || markup === null) return [];
+  if (typeof markup === "string") markup = JSON.parse(markup);
+  const rows = (markup as { inline_keyboard?: unknown }).inline_keyboard;
+  if (!Array.isArray(rows)) throw new ApiError(400, "Bad Request: can't parse reply keyboard markup JSON object");
+  return rows.map((row) => {
+    if (!Array.isArray(row))
+      throw new ApiError(400, "Bad Request: can't parse inline keyboard button: InlineKeyboardButton must be an Object");
+    return row.map((b: FakeButton) => {
+      if (typeof b.text !== "string" || b.text === "") throw new ApiError(400, "Bad Request: BUTTON_TEXT_INVALID");
+      const bytes = b.callback_data === undefined ? 0 : Buffer.byteLength(b.callback_data, "utf8");
+      if (b.callback_data !== undefined && (bytes < 1 || bytes > 64)) throw new ApiError(400, "Bad Request: BUTTON_DATA_INVALID");
+      return { text: b.text, ...(b.callback_data !== undefined ? { callback_data: b.callback_data } : {}) };
+    });
+  });
+}

@@ -1,0 +1,62 @@
+/**
+ * Adapter-level test rig: a real TelegramChannel on a real HttpServer (port 0) against the
+ * fake Bot API, with a sink that collects what the adapter hands to the core.
+ */
+import { TelegramChannel, TelegramChannelConfig } from "../../../src/channels/telegram/index.js";
+import type { InboundMessage } from "../../../src/channels/types.js";
+import { silentLogger } from "../../../src/log/logger.js";
+import { HttpServer } from "../../../src/server/http.js";
+import { FakeTelegram, type FakeTelegramOptions } from "./index.js";
+
+export interface Rig {
+  fake: FakeTelegram;
+  http: HttpServer;
+  channel: TelegramChannel;
+  inbox: InboundMessage[];
+  /** Replace to make the sink fail or slow down. */
+  sink: (m: InboundMessage) => Promise<void>;
+  baseUrl: string;
+  close(): Promise<void>;
+}
+
+export async function startRig(config: Record<string, unknown> = {}, options: FakeTelegramOptions & { start?: boolean } = {}) {
+  const fake = await FakeTelegram.start(options);
+  const http = new HttpServer({ host: "127.0.0.1", port: 0, logger: silentLogger() });
+  const addr = await http.listen();
+  const baseUrl = `http://127.0.0.1:${addr.port}`;
+  const parsed = TelegramChannelConfig.parse({ bot_token: fake.token, api_root: fake.apiRoot, ...config });
+  const channel = new TelegramChannel({ name: "telegram", config: parsed, logger: silentLogger(), http, baseDir: "." });
+  const inbox: InboundMessage[] = [];
+  const rig: Rig = {
+    fake,
+    http,
+    channel,
+    inbox,
+    baseUrl,
+    sink: async (m) => {
+      inbox.push(m);
+    },
+    async close() {
+      await channel.stop();
+      await http.close();
+      await fake.close();
+    },
+  };
+  if (options.start !== false) await channel.start((m) => rig.sink(m));
+  return rig;
+}
+
+export async function waitFor<T>(check: () => T | undefined | null | false, timeoutMs = 5000, what = "condition"): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value !== undefined && value !== null && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 15));
+  }
+}
+
+export const alice = { id: 1001, first_name: "Alice", username: "alice" };
+export const bob = { id: 1002, first_name: "Bob", username: "bob" };
+export const GROUP = { id: -100200300, type: "supergroup" as const };
+export const FORUM = { id: -100400500, type: "supergroup" as const, isForum: true };

@@ -1,0 +1,327 @@
+/**
+ * A fake Telegram Bot API on 127.0.0.1 for tests (see PLATFORMS.md "Telegram"). Telegraf talks
+ * to it through `telegram.apiRoot`; tests act as users through the methods below and read
+ * what the chat shows. Faults: injected errors per method (429 with retry_after, 5xx), and a
+ * record of every call made while a 429's retry_after had not yet passed.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { ApiError, BotApi, type CallbackRecord } from "./api.js";
+import { type ChatKind, type ChatMessage, ChatStore, type FakeChat, type FakeUser, userEntities } from "./chats.js";
+import { type Update, UpdateQueue } from "./updates.js";
+
+export type { ChatMessage, FakeChat, FakeUser } from "./chats.js";
+export type { Update } from "./updates.js";
+
+export interface Fault {
+  /** Bot API method, or "*" for all but getUpdates. */
+  method: string;
+  code: number;
+  description?: string;
+  /** Seconds, for 429. */
+  retryAfter?: number;
+  /** Fire this many times (default: unlimited when `probability` is set, else 1). */
+  times?: number;
+  /** Fire on this share of matching calls, decided by a seeded generator. */
+  probability?: number;
+  seed?: number;
+}
+
+export interface CallRecord {
+  method: string;
+  at: number;
+  params: Record<string, unknown>;
+  status: number;
+  description?: string;
+}
+
+export interface FakeTelegramOptions {
+  token?: string;
+  bot?: { id: number; username: string; first_name?: string };
+  /** Pause between webhook redeliveries (real Telegram backs off up to a minute or two). */
+  webhookRetryMs?: number;
+}
+
+const CHAT_METHODS = new Set(["sendMessage", "editMessageText", "sendChatAction", "deleteMessage"]);
+
+interface ActiveFault extends Fault {
+  left: number;
+  rng: () => number;
+}
+
+export class FakeTelegram {
+  readonly token: string;
+  readonly chats = new ChatStore();
+  readonly updates: UpdateQueue;
+  readonly api: BotApi;
+  readonly calls: CallRecord[] = [];
+  /** Calls to a chat made before a 429's retry_after had passed. */
+  readonly earlyCalls: CallRecord[] = [];
+  private readonly faults: ActiveFault[] = [];
+  private readonly floodUntil = new Map<string, number>();
+  private server: Server | undefined;
+  private nextQueryId = 1;
+
+  private constructor(options: FakeTelegramOptions) {
+    this.token = options.token ?? "123456:TEST-token_abcdef";
+    const bot = { first_name: "Antler", ...(options.bot ?? { id: 123456, username: "antler_test_bot" }) };
+    this.updates = new UpdateQueue(
+      (call) => this.runWebhookReply(call),
+      () => options.webhookRetryMs ?? 150,
+    );
+    this.api = new BotApi(bot, this.chats, this.updates);
+  }
+
+  static async start(options: FakeTelegramOptions = {}): Promise<FakeTelegram> {
+    const fake = new FakeTelegram(options);
+    const server = createServer((req, res) => void fake.handle(req, res));
+    fake.server = server;
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return fake;
+  }
+
+  get apiRoot(): string {
+    const addr = this.server?.address() as AddressInfo;
+    return `http://127.0.0.1:${addr.port}`;
+  }
+
+  get bot() {
+    return this.api.bot;
+  }
+
+  async close(): Promise<void> {
+    this.updates.close();
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
+
+  // ---- the user's side ----
+
+  /** A user writes in a chat; mentions and commands get entities as a client would add them. */
+  say(chat: { id: number; type: ChatKind; isForum?: boolean }, from: FakeUser, text: string, opts: SayOptions = {}): Update {
+    const c = this.chats.ensure(chat.id, chat.type, {
+      title: chat.type === "private" ? undefined : `Chat ${chat.id}`,
+      ...(chat.isForum ? { isForum: true } : {}),
+    });
+    const now = Date.now();
+    const entities = opts.entities ?? userEntities(text);
+    const m = this.chats.add(
+      c,
+      {
+        from,
+        fromBot: from.is_bot === true,
+        text,
+        entities,
+        keyboard: [],
+        date: now,
+        ...(opts.threadId !== undefined ? { threadId: opts.threadId } : {}),
+        ...(opts.replyTo !== undefined ? { replyTo: opts.replyTo } : {}),
+      },
+      now,
+    );
+    return this.updates.push({ message: ChatStore.toApi(c, m) });
+  }
+
+  /** A private chat: its id is the user's id, as in Telegram. */
+  dm(from: FakeUser, text: string): Update {
+    return this.say({ id: from.id, type: "private" }, from, text);
+  }
+
+  /** Clicks the button labelled `label` on the newest bot message in `chatId` that shows it. */
+  click(chatId: number, from: FakeUser, label: string): Update {
+    const chat = this.chats.get(chatId);
+    const message = [...(chat?.messages ?? [])]
+      .reverse()
+      .find((m) => m.fromBot && !m.deleted && m.keyboard.flat().some((b) => b.text === label));
+    const button = message?.keyboard.flat().find((b) => b.text === label);
+    if (!chat || !message || !button) throw new Error(`no bot message in chat ${chatId} shows a button "${label}"`);
+    const id = `cq${this.nextQueryId++}`;
+    this.api.callbacks.set(id, { id, at: Date.now() });
+    return this.updates.push({
+      callback_query: {
+        id,
+        from,
+        message: ChatStore.toApi(chat, message),
+        chat_instance: `ci${chat.id}`,
+        data: button.callback_data,
+      },
+    });
+  }
+
+  /** Telegram delivers the update again with the same update_id. */
+  redeliver(update: Update): void {
+    this.updates.redeliver(update);
+  }
+
+  callback(id: string): CallbackRecord | undefined {
+    return this.api.callbacks.get(id);
+  }
+
+  /** Bot messages in a chat (optionally one forum topic), oldest first. */
+  botMessages(chatId: number, threadId?: number): ChatMessage[] {
+    return (this.chats.get(chatId)?.messages ?? []).filter(
+      (m) => m.fromBot && m.from.id === this.bot.id && !m.deleted && (threadId === undefined || m.threadId === threadId),
+    );
+  }
+
+  chat(chatId: number): FakeChat | undefined {
+    return this.chats.get(chatId);
+  }
+
+  /** POSTs an update straight to the registered webhook, with any secret (or none); returns the status. */
+  async postToWebhook(update: Update, secret: string | undefined): Promise<number> {
+    const url = this.updates.webhook?.url;
+    if (!url) throw new Error("no webhook is set");
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (secret !== undefined) headers["x-telegram-bot-api-secret-token"] = secret;
+    const res = await fetch(url, { method: "POST", headers, body: JSON.stringify(update) });
+    await res.text();
+    return res.status;
+  }
+
+  // ---- faults ----
+
+  inject(fault: Fault): void {
+    let state = fault.seed ?? 1;
+    const rng = () => {
+      // mulberry32: deterministic, so a failing run can be replayed.
+      state = (state + 0x6d2b79f5) | 0;
+      let t = Math.imul(state ^ (state >>> 15), 1 | state);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const left = fault.times ?? (fault.probability !== undefined ? Number.POSITIVE_INFINITY : 1);
+    this.faults.push({ ...fault, left, rng });
+  }
+
+  clearFaults(): void {
+    this.faults.length = 0;
+  }
+
+  private faultFor(method: string): ActiveFault | undefined {
+    for (const f of this.faults) {
+      if (f.left <= 0 || (f.method !== method && !(f.method === "*" && method !== "getUpdates"))) continue;
+      if (f.probability !== undefined && f.rng() >= f.probability) continue;
+      f.left--;
+      return f;
+    }
+    return undefined;
+  }
+
+  // ---- HTTP ----
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(new URL(req.url ?? "/", "http://x").pathname);
+    const params = await readParams(req);
+    if (!match) return reply(res, { ok: false, error_code: 404, description: "Not Found" }, 404);
+    const [, token, method] = match as unknown as [string, string, string];
+    if (token !== this.token) return reply(res, { ok: false, error_code: 401, description: "Unauthorized" }, 401);
+    const record: CallRecord = { method, at: Date.now(), params, status: 200 };
+    this.calls.push(record);
+    try {
+      const result = method === "getUpdates" ? await this.getUpdates(params, req) : this.dispatch(method, params, record);
+      reply(res, { ok: true, result }, 200);
+    } catch (err) {
+      const e = err instanceof ApiError ? err : new ApiError(500, "Internal Server Error");
+      record.status = e.code;
+      record.description = e.description;
+      const body = {
+        ok: false,
+        error_code: e.code,
+        description: e.description,
+        ...(e.parameters ? { parameters: e.parameters } : {}),
+      };
+      const headers = e.parameters?.retry_after !== undefined ? { "retry-after": String(e.parameters.retry_after) } : undefined;
+      reply(res, body, e.code, headers);
+    }
+  }
+
+  private dispatch(method: string, params: Record<string, unknown>, record: CallRecord): unknown {
+    const chatKey = CHAT_METHODS.has(method) ? String(params.chat_id) : undefined;
+    const until = chatKey ? this.floodUntil.get(chatKey) : undefined;
+    if (chatKey && until !== undefined && record.at < until) {
+      this.earlyCalls.push(record);
+      const retryAfter = Math.max(1, Math.ceil((until - record.at) / 1000));
+      throw new ApiError(429, `Too Many Requests: retry after ${retryAfter}`, { retry_after: retryAfter });
+    }
+    const fault = this.faultFor(method);
+    if (fault) {
+      if (fault.code === 429) {
+        const retryAfter = fault.retryAfter ?? 1;
+        if (chatKey) this.floodUntil.set(chatKey, record.at + retryAfter * 1000);
+        throw new ApiError(429, `Too Many Requests: retry after ${retryAfter}`, { retry_after: retryAfter });
+      }
+      throw new ApiError(fault.code, fault.description ?? (fault.code >= 500 ? "Internal Server Error" : "Bad Request"));
+    }
+    return this.api.call(method, params);
+  }
+
+  private async getUpdates(params: Record<string, unknown>, req: IncomingMessage): Promise<Update[]> {
+    if (this.updates.webhook) {
+      throw new ApiError(
+        409,
+        "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first",
+      );
+    }
+    const fault = this.faultFor("getUpdates");
+    if (fault)
+      throw new ApiError(
+        fault.code,
+        fault.description ?? "Internal Server Error",
+        fault.code === 429 ? { retry_after: fault.retryAfter ?? 1 } : undefined,
+      );
+    const offset = Number(params.offset ?? 0);
+    const limit = Math.min(100, Number(params.limit ?? 100));
+    const deadline = Date.now() + Number(params.timeout ?? 0) * 1000;
+    let gone = false;
+    req.socket.once("close", () => {
+      gone = true;
+    });
+    for (;;) {
+      if (gone) return [];
+      const batch = this.updates.take(offset, limit);
+      if (batch.length > 0 || !this.server || Date.now() >= deadline) return batch;
+      await this.updates.wait(Math.min(250, deadline - Date.now()));
+    }
+  }
+
+  private async runWebhookReply(call: Record<string, unknown>): Promise<void> {
+    const { method, ...params } = call;
+    const record: CallRecord = { method: String(method), at: Date.now(), params, status: 200 };
+    this.calls.push(record);
+    try {
+      this.dispatch(String(method), params, record);
+    } catch (err) {
+      record.status = err instanceof ApiError ? err.code : 500;
+    }
+  }
+}
+
+export interface SayOptions {
+  threadId?: number;
+  replyTo?: number;
+  entities?: Array<{ type: string; offset: number; length: number; user?: FakeUser }>;
+}
+
+async function readParams(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (text.trim() === "") return {};
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return Object.fromEntries(new URLSearchParams(text));
+  }
+}
+
+function reply(res: ServerResponse, body: unknown, status: number, headers: Record<string, string> = {}): void {
+  if (res.writableEnded) return;
+  res.writeHead(status, { "content-type": "application/json", ...headers });
+  res.end(JSON.stringify(body));
+}

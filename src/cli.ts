@@ -6,11 +6,13 @@
 import { Command } from "commander";
 import pino from "pino";
 import type { ConsoleChannel } from "./channels/console/index.js";
+import type { ChannelReport } from "./channels/registry.js";
 import { type LoadedConfig, loadConfig } from "./config/loader.js";
 import { formatDoctor, runDoctor } from "./doctor.js";
 import { ConfigError, errorMessage } from "./errors.js";
 import { createGateway } from "./gateway.js";
 import { createLogger } from "./log/logger.js";
+import { formatStatusTable } from "./status-table.js";
 
 const EXIT_CONFIG = 2;
 
@@ -67,15 +69,23 @@ async function start(opts: { config?: string }): Promise<void> {
   }
 }
 
-async function status(opts: { config?: string; url?: string }): Promise<void> {
-  const loaded = opts.url ? undefined : load(opts.config);
-  const base = opts.url ?? `http://${loaded?.config.server.host}:${loaded?.config.server.port}`;
+async function status(opts: { config?: string; url?: string; token?: string }): Promise<void> {
+  const loaded = opts.url && opts.token !== undefined ? undefined : load(opts.config);
+  const server = loaded?.config.server;
+  const base = opts.url ?? `http://${server?.host === "0.0.0.0" ? "127.0.0.1" : server?.host}:${server?.port}`;
+  const token = opts.token ?? server?.admin_token;
   try {
-    const res = await fetch(new URL("/healthz", base));
-    process.stdout.write(`${base}: ${res.ok ? "up" : `unhealthy (HTTP ${res.status})`}\n`);
-    process.exitCode = res.ok ? 0 : 1;
+    const res = await fetch(new URL("/api/channels", base), { headers: token ? { authorization: `Bearer ${token}` } : {} });
+    if (!res.ok) {
+      process.stdout.write(`${base}: HTTP ${res.status}: ${await res.text()}\n`);
+      process.exitCode = 1;
+      return;
+    }
+    const { channels } = (await res.json()) as { channels: ChannelReport[] };
+    process.stdout.write(formatStatusTable(channels));
+    process.exitCode = channels.every((c) => !c.enabled || c.state === "running") ? 0 : 1;
   } catch (err) {
-    process.stdout.write(`${base}: not reachable (${errorMessage(err)})\n`);
+    process.stdout.write(`${base}: not reachable (${errorMessage((err as { cause?: unknown }).cause ?? err)})\n`);
     process.exitCode = 1;
   }
 }
@@ -121,6 +131,7 @@ program
   .description("ask a running gateway how it is")
   .option("-c, --config <file>", "config file that names the server address")
   .option("--url <url>", "gateway base URL, instead of reading the config")
+  .option("--token <token>", "admin token, instead of server.admin_token from the config")
   .action(status);
 program
   .command("doctor")

@@ -7,14 +7,18 @@ import path from "node:path";
 import { SqliteBindingStore } from "./bindings/sqlite.js";
 import type { BindingStore, InboxEntry } from "./bindings/types.js";
 import { Dispatcher, type DispatcherObserver } from "./channels/dispatcher.js";
-import { type ChannelSlot, loadChannels } from "./channels/registry.js";
+import { type ChannelReport, type ChannelSlot, instantiate, loadChannels } from "./channels/registry.js";
 import type { LoadedConfig } from "./config/loader.js";
 import type { ChannelSection } from "./config/schema.js";
 import { errorMessage } from "./errors.js";
 import { createHarness } from "./harness/runtime.js";
 import type { Harness } from "./harness/types.js";
 import type { Logger } from "./log/logger.js";
+import { mountAdmin } from "./server/admin.js";
 import { HttpServer, sendJson } from "./server/http.js";
+import { GatewayMetrics } from "./server/metrics.js";
+import { Supervisor, type SupervisorOptions } from "./supervisor.js";
+import { VERSION } from "./version.js";
 
 export interface GatewayOptions {
   loaded: Pick<LoadedConfig, "config" | "baseDir">;
@@ -26,6 +30,7 @@ export interface GatewayOptions {
   /** Listen on `server.host:server.port` (default true). */
   serve?: boolean;
   observer?: DispatcherObserver;
+  supervisor?: SupervisorOptions;
 }
 
 /** How long `stop` lets running replies finish before cancelling them. */
@@ -38,12 +43,57 @@ export class Gateway {
   store: BindingStore | undefined;
   harness: Harness | undefined;
   dispatcher: Dispatcher | undefined;
+  readonly metrics: GatewayMetrics;
+  readonly startedAt = Date.now();
   private pruneTimer: NodeJS.Timeout | undefined;
+  private readonly supervisor: Supervisor;
 
   constructor(private readonly options: GatewayOptions) {
     const { config } = options.loaded;
     this.server = new HttpServer({ host: config.server.host, port: config.server.port, logger: options.logger });
     this.server.route("GET", "/healthz", (_req, res) => sendJson(res, 200, { ok: true }));
+    this.metrics = new GatewayMetrics({
+      queueDepth: () => this.dispatcher?.queueDepth ?? 0,
+      activeRuns: () => this.dispatcher?.activeRuns ?? 0,
+    });
+    mountAdmin(this.server, this, { adminToken: config.server.admin_token || undefined, version: VERSION });
+    this.supervisor = new Supervisor(
+      () => this.slots,
+      (slot) => this.restartSlot(slot),
+      options.logger,
+      options.supervisor,
+    );
+  }
+
+  reports(): ChannelReport[] {
+    return this.slots.map((s) => s.report());
+  }
+
+  report(name: string): ChannelReport | undefined {
+    return this.slot(name)?.report();
+  }
+
+  /** Restarts a channel by name (admin API); undefined when there is no such channel. */
+  async restart(name: string): Promise<ChannelReport | undefined> {
+    const slot = this.slot(name);
+    if (!slot) return undefined;
+    await this.restartSlot(slot);
+    return slot.report();
+  }
+
+  /** Stops a channel, builds a fresh instance from its config and starts it again. */
+  async restartSlot(slot: ChannelSlot): Promise<void> {
+    if (!slot.enabled) return;
+    const { baseDir } = this.options.loaded;
+    await slot.channel?.stop().catch((err: unknown) => this.logger.warn({ err, channel: slot.name }, "channel stop failed"));
+    try {
+      slot.channel = await instantiate(slot.name, slot.section, { baseDir, logger: this.logger, http: this.server });
+    } catch (err) {
+      slot.override = { state: "failed", reason: errorMessage(err) };
+      slot.noteError(err);
+      return;
+    }
+    await this.startSlot(slot);
   }
 
   get logger(): Logger {
@@ -70,12 +120,16 @@ export class Gateway {
       harness: this.harness,
       logger,
       settings: config.gateway,
-      ...(this.options.observer ? { observer: this.options.observer } : {}),
+      observer: this.options.observer ?? this.metrics,
     });
     // Read what a previous process left unfinished before any channel can add new work.
     const leftovers = await store.unfinished();
     this.slots = await loadChannels(this.options.channels ?? config.channels, { baseDir, logger, http: this.server });
+    if (!config.server.admin_token && this.options.serve !== false) {
+      logger.warn("server.admin_token is not set: the admin API and status page answer only loopback requests");
+    }
     await Promise.all(this.slots.map((slot) => this.startSlot(slot, leftovers)));
+    this.supervisor.start();
     this.pruneTimer = setInterval(() => void store.pruneInbox(Date.now() - INBOX_KEEP_MS), 3600_000);
     this.pruneTimer.unref();
   }
@@ -86,6 +140,7 @@ export class Gateway {
     const dispatcher = this.dispatcher;
     if (!channel || !dispatcher || slot.override?.state === "disabled") return;
     const logger = this.options.logger;
+    slot.override = { state: "starting", reason: "starting" };
     try {
       await channel.start(dispatcher.sinkFor(slot));
       slot.override = undefined;
@@ -100,6 +155,7 @@ export class Gateway {
   }
 
   async stop(): Promise<void> {
+    this.supervisor.stop();
     if (this.pruneTimer) clearInterval(this.pruneTimer);
     const dispatcher = this.dispatcher;
     if (dispatcher) {

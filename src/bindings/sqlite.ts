@@ -101,7 +101,9 @@ export class SqliteBindingStore implements BindingStore {
 
   async threadHistory(key: string): Promise<ThreadBinding[]> {
     const rows = this.db
-      .prepare("SELECT key, thread_id, created_at, current FROM antler_threads WHERE key = ? ORDER BY created_at DESC, rowid DESC")
+      .prepare(
+        "SELECT key, thread_id, created_at, current FROM antler_threads WHERE key = ? ORDER BY created_at DESC, rowid DESC",
+      )
       .all(key) as Array<{ key: string; thread_id: string; created_at: number; current: number }>;
     return rows.map((r) => ({ key: r.key, threadId: r.thread_id, createdAt: r.created_at, current: r.current === 1 }));
   }

@@ -25,6 +25,10 @@ export interface DispatcherObserver {
   runFinished?(channel: string, outcome: RenderOutcome["kind"], seconds: number): void;
   firstVisible?(channel: string, seconds: number): void;
   rateLimited?(channel: string): void;
+  /** A platform API call succeeded (`send`, `edit`, `stream`). */
+  apiCall?(channel: string, kind: string): void;
+  /** A platform API call failed; `code` is the error's code (e.g. `rate_limited`, `not_found`). */
+  apiError?(channel: string, code: string): void;
 }
 
 export interface DispatcherOptions {
@@ -301,17 +305,22 @@ export class Dispatcher {
   private hooks(slot: ChannelSlot, runStarted?: number): RenderHooks {
     const observer = this.options.observer;
     return {
-      onOutbound: () => {
+      onOutbound: (kind) => {
         slot.lastOutboundAt = Date.now();
+        observer?.apiCall?.(slot.name, kind);
       },
       onRateLimited: () => {
         slot.counters.rate_limited++;
         observer?.rateLimited?.(slot.name);
+        observer?.apiError?.(slot.name, "rate_limited");
       },
       onFirstVisible: () => {
         if (runStarted !== undefined) observer?.firstVisible?.(slot.name, (Date.now() - runStarted) / 1000);
       },
-      onError: (err) => slot.noteError(err),
+      onError: (err) => {
+        slot.noteError(err);
+        observer?.apiError?.(slot.name, (err as { code?: string }).code ?? "unknown");
+      },
     };
   }
 

@@ -158,7 +158,8 @@ export async function loadChannels(
   return slots;
 }
 
-async function instantiate(name: string, section: ChannelSection, options: LoadChannelsOptions): Promise<Channel> {
+/** Creates a channel instance from its config section (used at load and on restart). */
+export async function instantiate(name: string, section: ChannelSection, options: LoadChannelsOptions): Promise<Channel> {
   const spec = section.use ?? BUILTIN_CHANNELS[name];
   if (!spec) {
     throw new ConfigError([

@@ -1,0 +1,120 @@
+/**
+ * Admin routes: health, readiness, channel status and restart, metrics and the status page.
+ * `/api/*`, `/metrics` and `/` need `Authorization: Bearer <server.admin_token>`; with no token
+ * configured they answer only requests from loopback.
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ChannelReport } from "../channels/registry.js";
+import type { HttpServer } from "./http.js";
+import { sendJson } from "./http.js";
+import type { GatewayMetrics } from "./metrics.js";
+import { renderStatusPage } from "./status-page.js";
+
+export interface AdminSource {
+  reports(): ChannelReport[];
+  report(name: string): ChannelReport | undefined;
+  restart(name: string): Promise<ChannelReport | undefined>;
+  readonly metrics: GatewayMetrics;
+  readonly startedAt: number;
+}
+
+export interface AdminOptions {
+  adminToken: string | undefined;
+  version: string;
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "::ffff:127.0.0.1"]);
+
+function digest(text: string): Buffer {
+  return createHash("sha256").update(text).digest();
+}
+
+/** Compares the presented token with the configured one in constant time. */
+export function tokenMatches(presented: string, expected: string): boolean {
+  return timingSafeEqual(digest(presented), digest(expected));
+}
+
+function presentedToken(req: IncomingMessage): string | undefined {
+  const header = req.headers.authorization;
+  if (header?.startsWith("Bearer ")) return header.slice(7).trim();
+  // A browser cannot send a header to the status page: it may pass ?token= instead.
+  const url = new URL(req.url ?? "/", "http://localhost");
+  if (url.pathname === "/") return url.searchParams.get("token") ?? undefined;
+  return undefined;
+}
+
+/** True when the request may use the admin API; otherwise it has been answered with 401/403. */
+function authorize(req: IncomingMessage, res: ServerResponse, token: string | undefined): boolean {
+  if (token) {
+    const presented = presentedToken(req);
+    if (presented !== undefined && tokenMatches(presented, token)) return true;
+    sendJson(
+      res,
+      401,
+      { error: "missing or wrong admin token: send Authorization: Bearer <server.admin_token>" },
+      {
+        "www-authenticate": 'Bearer realm="antler"',
+      },
+    );
+    return false;
+  }
+  if (LOOPBACK.has(req.socket.remoteAddress ?? "")) return true;
+  sendJson(res, 403, { error: "the admin API answers only loopback when server.admin_token is not set" });
+  return false;
+}
+
+export function mountAdmin(server: HttpServer, source: AdminSource, options: AdminOptions): void {
+  const guarded =
+    (handler: (req: IncomingMessage, res: ServerResponse, params: Record<string, string>) => unknown) =>
+    (req: IncomingMessage, res: ServerResponse, params: Record<string, string>) =>
+      authorize(req, res, options.adminToken) ? handler(req, res, params) : undefined;
+
+  server.route("GET", "/readyz", (_req, res) => {
+    const waiting = source
+      .reports()
+      .filter((r) => r.enabled && !r.connected)
+      .map((r) => r.name);
+    sendJson(res, waiting.length === 0 ? 200 : 503, { ready: waiting.length === 0, waiting });
+  });
+  server.route(
+    "GET",
+    "/api/channels",
+    guarded((_req, res) => sendJson(res, 200, { channels: source.reports() })),
+  );
+  server.route(
+    "GET",
+    "/api/channels/:name",
+    guarded((_req, res, params) => {
+      const report = source.report(params.name ?? "");
+      if (report) sendJson(res, 200, report);
+      else sendJson(res, 404, { error: `no channel named ${params.name}` });
+    }),
+  );
+  server.route(
+    "POST",
+    "/api/channels/:name/restart",
+    guarded(async (_req, res, params) => {
+      const report = await source.restart(params.name ?? "");
+      if (report) sendJson(res, 200, report);
+      else sendJson(res, 404, { error: `no channel named ${params.name}` });
+    }),
+  );
+  server.route(
+    "GET",
+    "/metrics",
+    guarded(async (_req, res) => {
+      const body = await source.metrics.registry.metrics();
+      res.writeHead(200, { "content-type": source.metrics.registry.contentType });
+      res.end(body);
+    }),
+  );
+  server.route(
+    "GET",
+    "/",
+    guarded((_req, res) => {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      res.end(renderStatusPage(source.reports(), { version: options.version, startedAt: source.startedAt }));
+    }),
+  );
+}

@@ -1,0 +1,103 @@
+/**
+ * Prometheus metrics for one gateway, on its own registry (so two gateways in one process, as in
+ * tests, never share counters). It observes the dispatcher; gauges read live values on scrape.
+ */
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { DispatcherObserver } from "../channels/dispatcher.js";
+
+export interface LiveValues {
+  queueDepth(): number;
+  activeRuns(): number;
+}
+
+export class GatewayMetrics implements DispatcherObserver {
+  readonly registry = new Registry();
+  private readonly inboundTotal = new Counter({
+    name: "antler_inbound_messages_total",
+    help: "Messages received from users, by channel (after dedupe).",
+    labelNames: ["channel"],
+    registers: [this.registry],
+  });
+  private readonly runsTotal = new Counter({
+    name: "antler_runs_total",
+    help: "Agent runs finished, by channel and outcome (done, clarification, error).",
+    labelNames: ["channel", "outcome"],
+    registers: [this.registry],
+  });
+  private readonly runSeconds = new Histogram({
+    name: "antler_run_duration_seconds",
+    help: "Duration of agent runs, from start to the last message delivered.",
+    labelNames: ["channel"],
+    buckets: [0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300],
+    registers: [this.registry],
+  });
+  private readonly firstTextSeconds = new Histogram({
+    name: "antler_first_visible_text_seconds",
+    help: "Time from run start to the first reply text visible in the chat.",
+    labelNames: ["channel"],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+    registers: [this.registry],
+  });
+  private readonly apiCalls = new Counter({
+    name: "antler_platform_api_calls_total",
+    help: "Successful calls to a platform API (send, edit, stream), by channel and kind.",
+    labelNames: ["channel", "kind"],
+    registers: [this.registry],
+  });
+  private readonly apiErrors = new Counter({
+    name: "antler_platform_api_errors_total",
+    help: "Failed platform API calls, by channel and error code.",
+    labelNames: ["channel", "code"],
+    registers: [this.registry],
+  });
+  private readonly rateLimitedTotal = new Counter({
+    name: "antler_platform_rate_limited_total",
+    help: "429 / rate-limit answers from platforms, by channel.",
+    labelNames: ["channel"],
+    registers: [this.registry],
+  });
+
+  constructor(live: LiveValues) {
+    new Gauge({
+      name: "antler_queue_depth",
+      help: "Messages waiting in conversation queues.",
+      registers: [this.registry],
+      collect() {
+        this.set(live.queueDepth());
+      },
+    });
+    new Gauge({
+      name: "antler_active_runs",
+      help: "Agent runs in progress.",
+      registers: [this.registry],
+      collect() {
+        this.set(live.activeRuns());
+      },
+    });
+  }
+
+  inbound(channel: string): void {
+    this.inboundTotal.inc({ channel });
+  }
+
+  runFinished(channel: string, outcome: string, seconds: number): void {
+    this.runsTotal.inc({ channel, outcome });
+    this.runSeconds.observe({ channel }, seconds);
+  }
+
+  firstVisible(channel: string, seconds: number): void {
+    this.firstTextSeconds.observe({ channel }, seconds);
+  }
+
+  rateLimited(channel: string): void {
+    this.rateLimitedTotal.inc({ channel });
+  }
+
+  apiCall(channel: string, kind: string): void {
+    this.apiCalls.inc({ channel, kind });
+  }
+
+  apiError(channel: string, code: string): void {
+    this.apiErrors.inc({ channel, code });
+  }
+}

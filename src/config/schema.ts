@@ -57,7 +57,9 @@ export const ModelConfig = z.looseObject({
   base_url: z.string().optional(),
   temperature: num().optional(),
   max_tokens: num().pipe(z.number().int().positive()).optional(),
+  max_retries: num().pipe(z.number().int().min(0)).optional(),
   supports_thinking: bool().optional(),
+  when_thinking_enabled: z.record(z.string(), z.unknown()).optional(),
   display_name: z.string().optional(),
 });
 
@@ -80,18 +82,29 @@ export const McpServerConfig = z.strictObject({
   tool_prefix: z.string().optional(),
 });
 
-/** Feature switches of the middleware chain; `true`/`false` per middleware. */
+/**
+ * Feature switches of the lead agent's middleware chain. The SDK factory (`createAntlerAgent`)
+ * keeps DeerFlow's defaults (only loop detection on); the app turns the cheap safety nets on too.
+ */
 export const FeaturesConfig = z
   .strictObject({
-    dangling_tool_calls: bool().optional(),
-    tool_errors: bool().optional(),
-    loop_detection: bool().optional(),
-    message_id_guard: bool().optional(),
-    dynamic_context: bool().optional(),
-    title: bool().optional(),
-    summarization: bool().optional(),
+    dangling_tool_calls: bool().default(true),
+    tool_errors: bool().default(true),
+    loop_detection: bool().default(true),
+    message_id_guard: bool().default(true),
+    dynamic_context: bool().default(false),
+    title: bool().default(false),
+    summarization: bool().default(false),
   })
-  .default({});
+  .default({
+    dangling_tool_calls: true,
+    tool_errors: true,
+    loop_detection: true,
+    message_id_guard: true,
+    dynamic_context: false,
+    title: false,
+    summarization: false,
+  });
 
 export const AgentConfig = z
   .strictObject({
@@ -99,13 +112,23 @@ export const AgentConfig = z
     model: z.string().optional(),
     system_prompt: z.string().default("You are a helpful assistant. Answer concisely."),
     recursion_limit: num().pipe(z.number().int().positive()).default(50),
+    thinking: bool().default(false),
     features: FeaturesConfig,
   })
   .default({
     name: "antler",
     system_prompt: "You are a helpful assistant. Answer concisely.",
     recursion_limit: 50,
-    features: {},
+    thinking: false,
+    features: {
+      dangling_tool_calls: true,
+      tool_errors: true,
+      loop_detection: true,
+      message_id_guard: true,
+      dynamic_context: false,
+      title: false,
+      summarization: false,
+    },
   });
 
 /** Settings of the shared channel core (queues, concurrency). */
@@ -143,5 +166,6 @@ export type ModelConfig = z.output<typeof ModelConfig>;
 export type ToolConfig = z.output<typeof ToolConfig>;
 export type McpServerConfig = z.output<typeof McpServerConfig>;
 export type AgentConfig = z.output<typeof AgentConfig>;
+export type FeaturesConfig = z.output<typeof FeaturesConfig>;
 export type GatewayConfig = z.output<typeof GatewayConfig>;
 export type ChannelSection = z.output<typeof ChannelSection>;

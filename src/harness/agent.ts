@@ -1,0 +1,113 @@
+/**
+ * Agent factories. `createAntlerAgent` is the SDK factory: everything comes in as arguments, no
+ * config, no globals. `makeLeadAgent` is the app factory: it reads the config and builds the
+ * production agent with it.
+ */
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import { type AgentMiddleware, createAgent, type ReactAgent } from "langchain";
+import type { AppConfig, FeaturesConfig } from "../config/schema.js";
+import { AntlerError } from "../errors.js";
+import type { Logger } from "../log/logger.js";
+import { buildMiddlewareChain, type ExtraMiddleware, type RuntimeFeatures } from "./middleware/chain.js";
+import { createChatModel, selectModel } from "./models/index.js";
+import { ASK_CLARIFICATION, askClarificationTool, dedupeTools, loadConfigTools } from "./tools/index.js";
+
+export interface AntlerAgentParams {
+  model: BaseChatModel;
+  /** Tools besides the built-in `ask_clarification` (added unless `middleware` takes over). */
+  tools?: StructuredToolInterface[];
+  systemPrompt?: string;
+  /** Feature switches; cannot be combined with `middleware`. */
+  features?: RuntimeFeatures;
+  /** The whole chain, as is: a full takeover, no features, no extras, no built-in tool. */
+  middleware?: AgentMiddleware[];
+  /** Middlewares added to the feature chain, placed with `{ after }` / `{ before }`. */
+  extraMiddleware?: ExtraMiddleware[];
+  checkpointer?: BaseCheckpointSaver;
+  /** Agent name in traces. */
+  name?: string;
+}
+
+/** The compiled agent graph that `createAntlerAgent` returns. */
+export type AntlerAgent = ReactAgent;
+
+export function createAntlerAgent(params: AntlerAgentParams): AntlerAgent {
+  if (params.middleware && (params.features || params.extraMiddleware)) {
+    throw new AntlerError(
+      "agent_invalid",
+      "createAntlerAgent: `middleware` replaces the whole chain and cannot be combined with `features` or `extraMiddleware`",
+    );
+  }
+  let tools = [...(params.tools ?? [])];
+  let middleware: AgentMiddleware[];
+  if (params.middleware) {
+    middleware = params.middleware;
+  } else {
+    middleware = buildMiddlewareChain(params.features, params.extraMiddleware, params.model);
+    if (!tools.some((t) => t.name === ASK_CLARIFICATION)) tools = [...tools, askClarificationTool];
+  }
+  return createAgent({
+    model: params.model,
+    tools: dedupeTools(tools),
+    systemPrompt: params.systemPrompt,
+    middleware,
+    checkpointer: params.checkpointer,
+    name: params.name,
+  }) as unknown as AntlerAgent;
+}
+
+/** The config's feature switches as RuntimeFeatures. */
+export function featuresFromConfig(features: FeaturesConfig): RuntimeFeatures {
+  return {
+    danglingToolCalls: features.dangling_tool_calls,
+    toolErrors: features.tool_errors,
+    loopDetection: features.loop_detection,
+    messageIdGuard: features.message_id_guard,
+    dynamicContext: features.dynamic_context,
+    title: features.title,
+    summarization: features.summarization,
+  };
+}
+
+export interface LeadAgentOptions {
+  /** Folder of the config file: relative `use:` paths resolve against it. */
+  baseDir?: string;
+  logger?: Logger;
+  /** Extra tools (e.g. from MCP servers), after the configured ones. */
+  tools?: StructuredToolInterface[];
+  checkpointer?: BaseCheckpointSaver;
+  extraMiddleware?: ExtraMiddleware[];
+}
+
+export interface LeadAgent {
+  agent: AntlerAgent;
+  /** Name of the model entry the agent uses. */
+  modelName: string;
+  /** Names of the tools the model can call. */
+  toolNames: string[];
+}
+
+/** Builds the production agent from config: model, tools and middleware chain. */
+export async function makeLeadAgent(config: AppConfig, options: LeadAgentOptions = {}): Promise<LeadAgent> {
+  const { agent: agentConfig } = config;
+  const entry = selectModel(config.models, agentConfig.model, options.logger);
+  const model = await createChatModel(config, entry.name, {
+    thinking: agentConfig.thinking,
+    baseDir: options.baseDir,
+    logger: options.logger,
+  });
+  const configured = await loadConfigTools(config.tools, { baseDir: options.baseDir, logger: options.logger });
+  const tools = dedupeTools([...configured, ...(options.tools ?? [])], options.logger);
+  const agent = createAntlerAgent({
+    model,
+    tools,
+    systemPrompt: agentConfig.system_prompt,
+    features: featuresFromConfig(agentConfig.features),
+    extraMiddleware: options.extraMiddleware,
+    checkpointer: options.checkpointer,
+    name: agentConfig.name,
+  });
+  return { agent, modelName: entry.name, toolNames: [...tools.map((t) => t.name), ASK_CLARIFICATION] };
+}

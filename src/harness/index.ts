@@ -1,0 +1,24 @@
+/**
+ * The harness: the agent runtime every chat message drives. Knows nothing of chats.
+ */
+export {
+  type AntlerAgent,
+  type AntlerAgentParams,
+  createAntlerAgent,
+  featuresFromConfig,
+  type LeadAgent,
+  type LeadAgentOptions,
+  makeLeadAgent,
+} from "./agent.js";
+export {
+  buildMiddlewareChain,
+  type ExtraMiddleware,
+  type FeatureSetting,
+  type PlacedMiddleware,
+  type RuntimeFeatures,
+} from "./middleware/chain.js";
+export { type CreateChatModelOptions, createChatModel, selectModel } from "./models/index.js";
+export type { RunErrorCode } from "./run-errors.js";
+export { AgentHarness, type AgentHarnessOptions, type CreateHarnessOptions, createHarness } from "./runtime.js";
+export { ASK_CLARIFICATION, askClarificationTool, loadConfigTools } from "./tools/index.js";
+export type { Clarification, Harness, RunEvent, RunOptions, RunUser, ThreadInfo, Usage } from "./types.js";

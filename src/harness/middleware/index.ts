@@ -1,0 +1,16 @@
+/** The middleware chain and each middleware, one file each. */
+export {
+  buildMiddlewareChain,
+  type ExtraMiddleware,
+  type FeatureSetting,
+  type PlacedMiddleware,
+  type RuntimeFeatures,
+} from "./chain.js";
+export { CLARIFICATION, clarificationMiddleware } from "./clarification.js";
+export { DANGLING_TOOL_CALLS, danglingToolCallsMiddleware, patchDanglingToolCalls } from "./dangling-tool-calls.js";
+export { type AntlerRunContext, DYNAMIC_CONTEXT, dynamicContextMiddleware } from "./dynamic-context.js";
+export { LOOP_DETECTION, loopDetectionMiddleware, NOTICE_FLAG } from "./loop-detection.js";
+export { MESSAGE_ID_GUARD, messageIdGuardMiddleware } from "./message-id-guard.js";
+export { antlerSummarizationMiddleware, SUMMARIZATION } from "./summarization.js";
+export { TITLE, titleMiddleware } from "./title.js";
+export { TOOL_ERRORS, toolErrorsMiddleware } from "./tool-errors.js";

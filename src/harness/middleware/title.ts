@@ -1,0 +1,60 @@
+/**
+ * Title: after the first completed turn, names the thread and stores the name in the thread's
+ * state (`title`), where `Harness.getThread` reads it. With a model it asks for a short title;
+ * without one, or when that call fails, it uses the start of the first user message.
+ */
+
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { type BaseMessage, HumanMessage, isAIMessage, isHumanMessage, SystemMessage } from "@langchain/core/messages";
+import { createMiddleware } from "langchain";
+import { z } from "zod";
+
+export const TITLE = "Title";
+
+export interface TitleOptions {
+  /** Model asked for the title; the first user message is shortened when absent. */
+  model?: BaseChatModel;
+  /** Longest title kept. */
+  maxChars?: number;
+}
+
+function shorten(text: string, max: number): string {
+  const flat = text
+    .replace(/\s+/g, " ")
+    .trim()
+    .replace(/^["'`]+|["'`]+$/g, "");
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1).trimEnd()}…`;
+}
+
+async function askModel(model: BaseChatModel, user: string, reply: string, signal?: AbortSignal): Promise<string> {
+  const prompt = [
+    new SystemMessage("Write a title of at most six words for this conversation. Reply with the title only."),
+    new HumanMessage(`User: ${user.slice(0, 1000)}\nAssistant: ${reply.slice(0, 1000)}`),
+  ];
+  const answer = await model.invoke(prompt, { signal, tags: ["antler:title"] });
+  return answer.text;
+}
+
+export function titleMiddleware(options: TitleOptions = {}) {
+  const maxChars = options.maxChars ?? 60;
+  return createMiddleware({
+    name: TITLE,
+    stateSchema: z.object({ title: z.string().optional() }),
+    afterAgent: async (state, runtime) => {
+      if (state.title) return undefined;
+      const messages: BaseMessage[] = state.messages;
+      const user = messages.find((m) => isHumanMessage(m))?.text ?? "";
+      const reply = messages.findLast((m) => isAIMessage(m) && m.text)?.text ?? "";
+      if (!user) return undefined;
+      let title = "";
+      if (options.model) {
+        try {
+          title = await askModel(options.model, user, reply, runtime.signal);
+        } catch {
+          // A title is a nicety: fall back to the user's own words.
+        }
+      }
+      return { title: shorten(title || user, maxChars) };
+    },
+  });
+}

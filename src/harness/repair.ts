@@ -1,0 +1,47 @@
+/**
+ * Thread repair after a run failed or was cancelled, so the next run works. Two things can be
+ * left behind: tool calls without results (providers reject such a history) and the text of a
+ * half-streamed model turn that the user saw but the state never got. Both are written back
+ * as ordinary messages.
+ */
+import { randomUUID } from "node:crypto";
+import { AIMessage, type BaseMessage, isAIMessage, isToolMessage, ToolMessage } from "@langchain/core/messages";
+import type { AntlerAgent } from "./agent.js";
+
+/** Why a pending tool call was closed without running. */
+export const CLOSED_CALL_TEXT = {
+  failed: "The run stopped before this tool call returned a result.",
+  abandoned: "The user did not answer this question and sent a new message instead.",
+} as const;
+
+/** Result messages for the unanswered tool calls of the newest assistant message. */
+export function closeOpenCalls(messages: readonly BaseMessage[], text: string): ToolMessage[] {
+  const lastAi = messages.findLast((m) => isAIMessage(m));
+  if (!lastAi || !isAIMessage(lastAi) || !lastAi.tool_calls?.length) return [];
+  const answered = new Set(messages.filter(isToolMessage).map((m) => m.tool_call_id));
+  return lastAi.tool_calls
+    .filter((c) => c.id && !answered.has(c.id))
+    .map((c) => new ToolMessage({ content: text, tool_call_id: c.id ?? "", name: c.name, status: "error" }));
+}
+
+/**
+ * Writes repair messages to the thread: results for open tool calls and, when given, the
+ * partial text of the turn that broke off. Returns how many messages were added.
+ */
+export async function repairThread(
+  agent: AntlerAgent,
+  threadId: string,
+  options: { partialText?: string; reason: keyof typeof CLOSED_CALL_TEXT },
+): Promise<number> {
+  const config = { configurable: { thread_id: threadId } };
+  const state = await agent.getState(config);
+  const messages = ((state.values as { messages?: BaseMessage[] } | undefined)?.messages ?? []) as BaseMessage[];
+  const repairs: BaseMessage[] = closeOpenCalls(messages, CLOSED_CALL_TEXT[options.reason]);
+  if (options.partialText) {
+    repairs.push(new AIMessage({ id: `partial-${randomUUID()}`, content: options.partialText }));
+  }
+  if (repairs.length === 0) return 0;
+  // Written as if the tools node produced them: the graph then continues from the model node.
+  await agent.updateState(config, { messages: repairs }, "tools");
+  return repairs.length;
+}

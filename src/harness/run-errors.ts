@@ -1,0 +1,75 @@
+/**
+ * The one place that turns whatever a run threw into a RunEvent error: a stable code for the
+ * caller and a short sentence a chat user can read. No stack, no URL, no key: the full error
+ * goes to the log instead.
+ */
+import { GraphRecursionError } from "@langchain/langgraph";
+
+export type RunErrorCode = "model_error" | "rate_limited" | "cancelled" | "busy" | "no_pending" | "internal";
+
+export interface RunError {
+  code: RunErrorCode;
+  message: string;
+}
+
+interface ErrorLike {
+  name?: string;
+  message?: string;
+  status?: number;
+  code?: string;
+  lc_error_code?: string;
+  cause?: unknown;
+}
+
+/** The error and its causes, outermost first (middleware and graph layers wrap the real one). */
+function chain(err: unknown): ErrorLike[] {
+  const out: ErrorLike[] = [];
+  let current: unknown = err;
+  while (current && typeof current === "object" && out.length < 8) {
+    out.push(current as ErrorLike);
+    current = (current as ErrorLike).cause;
+  }
+  return out;
+}
+
+const NETWORK = /terminated|fetch failed|socket hang up|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|network|connection/i;
+const MALFORMED = /Could not parse|Unexpected token|Unexpected end of JSON|in JSON at position|Expected .* after/i;
+
+export const MESSAGES = {
+  rate_limited: "The AI model is receiving too many requests right now. Please try again in a minute.",
+  server: "The AI model service had an error. Please try again.",
+  auth: "The AI model refused our credentials. An operator needs to check the model settings.",
+  rejected: "The AI model rejected the request. Please try again or start a new conversation with /new.",
+  disconnect: "The connection to the AI model broke off. Please try again.",
+  malformed: "The AI model sent a reply that could not be read. Please try again.",
+  recursion: "The agent took too many steps without finishing and stopped.",
+  internal: "Something went wrong while answering. Please try again.",
+  cancelled: "The run was cancelled.",
+  busy: "A reply is still being written in this conversation. Please wait for it to finish.",
+  no_pending: "There is no open question to answer in this conversation.",
+} as const;
+
+/** Maps a thrown value to a run error. `aborted` says whether the run's own signal fired. */
+export function toRunError(err: unknown, aborted: boolean): RunError {
+  if (aborted) return { code: "cancelled", message: MESSAGES.cancelled };
+  const errors = chain(err);
+  if (errors.some((e) => e instanceof GraphRecursionError || e.name === "GraphRecursionError")) {
+    return { code: "internal", message: MESSAGES.recursion };
+  }
+  const status = errors.find((e) => typeof e.status === "number")?.status;
+  if (status === 429 || errors.some((e) => e.lc_error_code === "MODEL_RATE_LIMIT" || e.name === "RateLimitError")) {
+    return { code: "rate_limited", message: MESSAGES.rate_limited };
+  }
+  if (status !== undefined) {
+    if (status >= 500) return { code: "model_error", message: MESSAGES.server };
+    if (status === 401 || status === 403) return { code: "model_error", message: MESSAGES.auth };
+    if (status >= 400) return { code: "model_error", message: MESSAGES.rejected };
+  }
+  if (errors.some((e) => e.name === "SyntaxError" || MALFORMED.test(e.message ?? ""))) {
+    return { code: "model_error", message: MESSAGES.malformed };
+  }
+  if (errors.some((e) => e.name === "APIConnectionError" || NETWORK.test(`${e.code ?? ""} ${e.message ?? ""}`))) {
+    return { code: "model_error", message: MESSAGES.disconnect };
+  }
+  return { code: "internal", message: MESSAGES.internal };
+}

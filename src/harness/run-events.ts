@@ -1,0 +1,129 @@
+/**
+ * Turns the agent's LangGraph stream (`streamMode: ["messages", "updates"]`) into RunEvents.
+ *
+ * Visible text: every text token the model streams in the model node, including text the
+ * model writes before calling a tool — also in the turn that calls `ask_clarification` (the
+ * user sees it, so it is part of the reply). Tokens from model calls inside middleware (title,
+ * summary) are not reply text. When a later model turn adds text after an earlier one, a blank
+ * line separates them. Assistant messages that middleware writes as notices (e.g. loop
+ * detection's stop notice) are streamed as text too. `done.text` is all of that, concatenated.
+ *
+ * Tool events skip `ask_clarification`: its question arrives as the `clarification` event.
+ */
+import { type AIMessage, type BaseMessage, isAIMessage, isAIMessageChunk, isToolMessage } from "@langchain/core/messages";
+import { NOTICE_FLAG } from "./middleware/loop-detection.js";
+import { ASK_CLARIFICATION, normalizeClarification } from "./tools/clarification.js";
+import type { Clarification, RunEvent, Usage } from "./types.js";
+
+/** LangGraph node names that createAgent uses. */
+export const MODEL_NODE = "model_request";
+const INTERRUPT_KEY = "__interrupt__";
+
+export class RunTranslator {
+  /** Everything streamed as reply text so far. */
+  text = "";
+  /** Text of the model turn in flight; it is not in the state until the turn completes. */
+  turnText = "";
+  usage: Usage | undefined;
+  clarification: Clarification | undefined;
+
+  /** Events for one stream chunk. */
+  handle(mode: string, chunk: unknown): RunEvent[] {
+    if (mode === "messages") return this.#message(chunk as [BaseMessage, Record<string, unknown>]);
+    if (mode === "updates") return this.#updates(chunk as Record<string, unknown>);
+    return [];
+  }
+
+  /** The closing event of a run that ended without error. */
+  finish(): RunEvent {
+    if (this.clarification) return { type: "clarification", ...this.clarification };
+    return this.usage ? { type: "done", text: this.text, usage: this.usage } : { type: "done", text: this.text };
+  }
+
+  #message([message, meta]: [BaseMessage, Record<string, unknown>]): RunEvent[] {
+    if (meta?.langgraph_node !== MODEL_NODE || !isAIMessageChunk(message as never)) return [];
+    const delta = (message as BaseMessage).text;
+    if (!delta) return [];
+    return [this.#emit(delta)];
+  }
+
+  #emit(delta: string): RunEvent {
+    // A new turn's text after an earlier turn's text would otherwise run the two together.
+    const lead = this.turnText === "" && this.text !== "" && !/\s$/.test(this.text) ? "\n\n" : "";
+    this.turnText += delta;
+    this.text += lead + delta;
+    return { type: "text", delta: lead + delta };
+  }
+
+  #updates(update: Record<string, unknown>): RunEvent[] {
+    const events: RunEvent[] = [];
+    for (const [node, value] of Object.entries(update ?? {})) {
+      if (node === INTERRUPT_KEY) {
+        this.#interrupt(value);
+        continue;
+      }
+      for (const message of messagesOf(value)) events.push(...this.#stateMessage(node, message));
+    }
+    return events;
+  }
+
+  #stateMessage(node: string, message: BaseMessage): RunEvent[] {
+    if (node === MODEL_NODE && isAIMessage(message)) {
+      this.turnText = "";
+      this.#addUsage(message);
+      return (message.tool_calls ?? [])
+        .filter((c) => c.name !== ASK_CLARIFICATION)
+        .map((c) => ({ type: "tool_start", id: c.id ?? "", name: c.name, args: c.args }) as RunEvent);
+    }
+    if (isToolMessage(message) && message.name !== ASK_CLARIFICATION) {
+      return [
+        {
+          type: "tool_end",
+          id: message.tool_call_id,
+          name: message.name ?? "",
+          output: message.text,
+          error: message.status === "error",
+        },
+      ];
+    }
+    if (isAIMessage(message) && message.response_metadata?.[NOTICE_FLAG] && message.text) {
+      const event = this.#emit(message.text);
+      this.turnText = "";
+      return [event];
+    }
+    return [];
+  }
+
+  #addUsage(message: AIMessage): void {
+    const u = message.usage_metadata;
+    if (!u) return;
+    const prev = this.usage ?? { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+    this.usage = {
+      inputTokens: prev.inputTokens + (u.input_tokens ?? 0),
+      outputTokens: prev.outputTokens + (u.output_tokens ?? 0),
+      totalTokens: prev.totalTokens + (u.total_tokens ?? 0),
+    };
+  }
+
+  #interrupt(value: unknown): void {
+    const first = (Array.isArray(value) ? value : [value])[0] as { id?: string; value?: unknown } | undefined;
+    if (!first || this.clarification) return;
+    this.clarification = toClarification(first.id ?? "", first.value);
+  }
+}
+
+/** A Clarification from an interrupt's id and payload. */
+export function toClarification(interruptId: string, payload: unknown): Clarification {
+  return { interruptId, ...normalizeClarification(typeof payload === "string" ? { question: payload } : payload) };
+}
+
+/** Messages in one node's update, whatever shape the update has. */
+function messagesOf(value: unknown): BaseMessage[] {
+  if (Array.isArray(value)) return value.flatMap(messagesOf);
+  if (!value || typeof value !== "object") return [];
+  const messages = (value as { messages?: unknown }).messages;
+  if (Array.isArray(messages)) return messages as BaseMessage[];
+  // A Command returned by a node carries its state update in `update`.
+  const inner = (value as { update?: unknown }).update;
+  return inner ? messagesOf(inner) : [];
+}

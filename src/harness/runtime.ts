@@ -1,0 +1,227 @@
+/**
+ * The embedded harness: runs the lead agent per thread, streams RunEvents, pauses on
+ * clarification interrupts and resumes them, and keeps checkpoints in SQLite.
+ *
+ * One run per thread at a time; a second gets a `busy` error. After an error or a cancel the
+ * thread is repaired (see repair.ts) so the next run on it works.
+ */
+import { randomUUID } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import { Command } from "@langchain/langgraph";
+import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import Database from "better-sqlite3";
+import type { AppConfig } from "../config/schema.js";
+import type { Logger } from "../log/logger.js";
+import { silentLogger } from "../log/logger.js";
+import { type AntlerAgent, makeLeadAgent } from "./agent.js";
+import type { AntlerRunContext } from "./middleware/dynamic-context.js";
+import { repairThread } from "./repair.js";
+import { MESSAGES, type RunErrorCode, toRunError } from "./run-errors.js";
+import { RunTranslator, toClarification } from "./run-events.js";
+import type { Clarification, Harness, RunEvent, RunOptions, ThreadInfo } from "./types.js";
+
+export interface AgentHarnessOptions {
+  agent: AntlerAgent;
+  /** Name of the model serving the threads, for `getThread`. */
+  modelName: string;
+  logger?: Logger;
+  /** Max graph steps per run. */
+  recursionLimit?: number;
+  /** Called by `close()` after runs stopped: release the checkpointer's resources. */
+  onClose?: () => void | Promise<void>;
+}
+
+interface ActiveRun {
+  controller: AbortController;
+}
+
+function errorEvent(code: RunErrorCode, message: string): RunEvent {
+  return { type: "error", code, message };
+}
+
+export class AgentHarness implements Harness {
+  readonly modelName: string;
+  readonly #agent: AntlerAgent;
+  readonly #logger: Logger;
+  readonly #recursionLimit: number;
+  readonly #onClose: (() => void | Promise<void>) | undefined;
+  readonly #active = new Map<string, ActiveRun>();
+  #closed = false;
+
+  constructor(options: AgentHarnessOptions) {
+    this.#agent = options.agent;
+    this.modelName = options.modelName;
+    this.#logger = options.logger ?? silentLogger();
+    this.#recursionLimit = options.recursionLimit ?? 50;
+    this.#onClose = options.onClose;
+  }
+
+  run(threadId: string, text: string, options: RunOptions = {}): AsyncIterable<RunEvent> {
+    return this.#drive(threadId, "run", text, options);
+  }
+
+  resume(threadId: string, answer: string, options: RunOptions = {}): AsyncIterable<RunEvent> {
+    return this.#drive(threadId, "resume", answer, options);
+  }
+
+  cancel(threadId: string): boolean {
+    const active = this.#active.get(threadId);
+    if (!active) return false;
+    active.controller.abort();
+    return true;
+  }
+
+  async getThread(threadId: string): Promise<ThreadInfo | undefined> {
+    const running = this.#active.has(threadId);
+    const state = await this.#agent.getState({ configurable: { thread_id: threadId } });
+    const values = (state.values ?? {}) as { messages?: BaseMessage[]; title?: string };
+    if (!state.createdAt && !running) return undefined;
+    const info: ThreadInfo = {
+      threadId,
+      messageCount: values.messages?.length ?? 0,
+      model: this.modelName,
+      running,
+    };
+    if (values.title) info.title = values.title;
+    const pending = pendingOf(state.tasks);
+    if (pending) info.pending = pending;
+    return info;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const run of this.#active.values()) run.controller.abort();
+    // Give aborted runs a moment to write their repairs before the database goes away.
+    const deadline = Date.now() + 2000;
+    while (this.#active.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await this.#onClose?.();
+  }
+
+  async *#drive(threadId: string, kind: "run" | "resume", text: string, options: RunOptions): AsyncGenerator<RunEvent> {
+    if (this.#closed) {
+      yield errorEvent("internal", MESSAGES.internal);
+      return;
+    }
+    if (this.#active.has(threadId)) {
+      yield errorEvent("busy", MESSAGES.busy);
+      return;
+    }
+    const controller = new AbortController();
+    this.#active.set(threadId, { controller });
+    const abort = () => controller.abort();
+    options.signal?.addEventListener("abort", abort, { once: true });
+    if (options.signal?.aborted) controller.abort();
+    try {
+      const input = await this.#input(threadId, kind, text);
+      if (!input) {
+        yield errorEvent("no_pending", MESSAGES.no_pending);
+        return;
+      }
+      yield* this.#stream(threadId, input, options, controller.signal);
+    } finally {
+      options.signal?.removeEventListener("abort", abort);
+      this.#active.delete(threadId);
+    }
+  }
+
+  /** The graph input of a run or a resume; undefined for a resume with nothing pending. */
+  async #input(threadId: string, kind: "run" | "resume", text: string): Promise<unknown> {
+    const state = await this.#agent.getState({ configurable: { thread_id: threadId } });
+    const pending = pendingOf(state.tasks);
+    if (kind === "resume") return pending ? new Command({ resume: text }) : undefined;
+    if (pending) {
+      // A new message instead of an answer drops the question; its tool call gets a result.
+      await repairThread(this.#agent, threadId, { reason: "abandoned" });
+    }
+    return { messages: [new HumanMessage({ content: text, id: randomUUID() })] };
+  }
+
+  async *#stream(threadId: string, input: unknown, options: RunOptions, signal: AbortSignal): AsyncGenerator<RunEvent> {
+    const translator = new RunTranslator();
+    const context: AntlerRunContext = {};
+    if (options.user) context.user = options.user;
+    if (options.context) context.labels = options.context;
+    const log = this.#logger.child({ threadId });
+    try {
+      signal.throwIfAborted();
+      const stream = await this.#agent.stream(
+        input as never,
+        {
+          configurable: { thread_id: threadId },
+          streamMode: ["messages", "updates"],
+          signal,
+          recursionLimit: this.#recursionLimit,
+          context,
+        } as never,
+      );
+      for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
+        for (const event of translator.handle(mode, chunk)) yield event;
+      }
+    } catch (err) {
+      const failure = toRunError(err, signal.aborted);
+      if (failure.code === "cancelled") log.info("run cancelled");
+      else log.warn({ err, code: failure.code }, "run failed");
+      await this.#repair(threadId, translator.turnText);
+      yield errorEvent(failure.code, failure.message);
+      return;
+    }
+    yield translator.finish();
+  }
+
+  async #repair(threadId: string, partialText: string): Promise<void> {
+    try {
+      await repairThread(this.#agent, threadId, { partialText, reason: "failed" });
+    } catch (err) {
+      this.#logger.error({ err, threadId }, "could not repair the thread after a failed run");
+    }
+  }
+}
+
+/** The first open clarification among a state's pending tasks. */
+function pendingOf(tasks: ReadonlyArray<{ interrupts?: ReadonlyArray<{ id?: string; value?: unknown }> }> | undefined) {
+  for (const task of tasks ?? []) {
+    const found = task.interrupts?.find((i) => i.value !== undefined);
+    if (found) return toClarification(found.id ?? "", found.value) satisfies Clarification;
+  }
+  return undefined;
+}
+
+export interface CreateHarnessOptions {
+  config: AppConfig;
+  /** Folder of the config file; storage.path and relative `use:` resolve against it. */
+  baseDir: string;
+  logger: Logger;
+  /** Extra tools (MCP tools come this way). */
+  tools?: StructuredToolInterface[];
+}
+
+/** Opens the checkpoint database (WAL) and builds the lead agent from config. */
+export async function createHarness(options: CreateHarnessOptions): Promise<AgentHarness> {
+  const { config, baseDir, logger } = options;
+  const file = path.resolve(baseDir, config.storage.path);
+  mkdirSync(path.dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma("journal_mode = WAL");
+  db.pragma("busy_timeout = 5000");
+  try {
+    const checkpointer = new SqliteSaver(db);
+    const lead = await makeLeadAgent(config, { baseDir, logger, tools: options.tools, checkpointer });
+    logger.info({ model: lead.modelName, tools: lead.toolNames, storage: file }, "harness ready");
+    return new AgentHarness({
+      agent: lead.agent,
+      modelName: lead.modelName,
+      logger,
+      recursionLimit: config.agent.recursion_limit,
+      onClose: () => {
+        db.close();
+      },
+    });
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}

@@ -35,6 +35,8 @@ export class UpdateQueue {
   readonly deliveries: DeliveryAttempt[] = [];
   /** Every update ever queued, in order. */
   readonly history: Update[] = [];
+  /** How often each update_id was handed to the bot (getUpdates result or 2xx webhook). */
+  private readonly handed = new Map<number, number>();
 
   constructor(
     /** Executes a method call found in a webhook's reply body. */
@@ -66,8 +68,20 @@ export class UpdateQueue {
   take(offset: number, limit: number): Update[] {
     this.items = this.items.filter((i) => i.update.update_id >= offset || (i.force && !i.sent));
     const batch = this.items.slice(0, limit);
-    for (const i of batch) i.sent = true;
+    for (const i of batch) {
+      i.sent = true;
+      this.countHanded(i.update.update_id);
+    }
     return batch.map((i) => i.update);
+  }
+
+  /** Times `updateId` reached the bot so far. */
+  handedCount(updateId: number): number {
+    return this.handed.get(updateId) ?? 0;
+  }
+
+  private countHanded(updateId: number): void {
+    this.handed.set(updateId, this.handedCount(updateId) + 1);
   }
 
   /** Resolves when an update arrives, after `ms`, or when the fake closes. */
@@ -136,6 +150,8 @@ export class UpdateQueue {
       const call = JSON.parse(body) as Record<string, unknown>;
       if (typeof call.method === "string") await this.onWebhookReply(call);
     }
-    return status >= 200 && status < 300;
+    const ok = status >= 200 && status < 300;
+    if (ok) this.countHanded(update.update_id);
+    return ok;
   }
 }

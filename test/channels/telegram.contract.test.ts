@@ -1,0 +1,5 @@
+import { channelContract } from "../contract/channel-contract.js";
+import { TelegramDriver } from "../fakes/telegram/driver.js";
+
+channelContract("telegram (polling)", () => TelegramDriver.start({ mode: "polling" }));
+channelContract("telegram (webhook)", () => TelegramDriver.start({ mode: "webhook" }));

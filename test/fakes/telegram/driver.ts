@@ -1,0 +1,96 @@
+/** ContractDriver over the fake Telegram: a DM between Alice and the bot, by polling or webhook. */
+import type { ContractDriver, VisibleMessage } from "../../contract/driver.js";
+import { FakeTelegram as Fake, type FakeTelegram, type FakeUser, type Update } from "./index.js";
+
+export const ALICE: FakeUser = { id: 2001, first_name: "Alice", username: "alice" };
+export const WEBHOOK_SECRET = "contract_secret-123";
+export const WEBHOOK_PATH = "/webhooks/telegram";
+
+export interface TelegramDriverOptions {
+  mode: "polling" | "webhook";
+  editIntervalMs?: number;
+  /** Extra channel config keys. */
+  config?: Record<string, unknown>;
+}
+
+export class TelegramDriver implements ContractDriver {
+  readonly channelName = "telegram";
+  readonly streams = true;
+  readonly buttons = true;
+  readonly minEditIntervalMs: number;
+  private last: Update | undefined;
+
+  private constructor(
+    readonly fake: FakeTelegram,
+    private readonly options: TelegramDriverOptions,
+  ) {
+    this.minEditIntervalMs = options.editIntervalMs ?? 300;
+  }
+
+  static async start(options: TelegramDriverOptions): Promise<TelegramDriver> {
+    return new TelegramDriver(await Fake.start({ webhookRetryMs: 100 }), options);
+  }
+
+  channelConfig(env: { gatewayUrl: string }): Record<string, unknown> {
+    return {
+      enabled: true,
+      bot_token: this.fake.token,
+      api_root: this.fake.apiRoot,
+      mode: this.options.mode,
+      edit_interval_ms: this.minEditIntervalMs,
+      ...(this.options.mode === "webhook"
+        ? { webhook_url: `${env.gatewayUrl}${WEBHOOK_PATH}`, webhook_secret: WEBHOOK_SECRET }
+        : {}),
+      ...this.options.config,
+    };
+  }
+
+  async userSays(text: string): Promise<void> {
+    await this.deliver(this.fake.dm(ALICE, text));
+  }
+
+  async redeliverLast(): Promise<void> {
+    const last = this.last;
+    if (!last) throw new Error("nothing was delivered yet");
+    const before = this.fake.updates.handedCount(last.update_id);
+    this.fake.redeliver(last);
+    await this.until(() => this.fake.updates.handedCount(last.update_id) > before, "the redelivery");
+  }
+
+  async click(label: string): Promise<void> {
+    await this.deliver(this.fake.click(ALICE.id, ALICE, label));
+  }
+
+  async botEcho(text: string): Promise<void> {
+    // In a private chat the bot's own message is one from the bot's user.
+    await this.deliver(this.fake.say({ id: ALICE.id, type: "private" }, { ...this.fake.bot, is_bot: true }, text));
+  }
+
+  botMessages(): VisibleMessage[] {
+    return this.fake.botMessages(ALICE.id).map((m) => ({
+      id: String(m.message_id),
+      text: m.text,
+      buttons: m.keyboard.flat().map((b) => b.text),
+      versions: m.versions.map((v) => ({ ...v })),
+      ...(m.threadId !== undefined ? { threadId: String(m.threadId) } : {}),
+    }));
+  }
+
+  async close(): Promise<void> {
+    await this.fake.close();
+  }
+
+  /** Resolves once the update reached the bot (handed out by getUpdates, or a 2xx from the webhook). */
+  async deliver(update: Update): Promise<void> {
+    this.last = update;
+    await this.until(() => this.fake.updates.handedCount(update.update_id) > 0, `delivery of update ${update.update_id}`);
+  }
+
+  private async until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+}

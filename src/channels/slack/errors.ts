@@ -12,8 +12,6 @@ const AUTH_CODES = new Set([
   "token_revoked",
   "token_expired",
   "not_allowed_token_type",
-  "missing_scope",
-  "no_permission",
 ]);
 
 const NOT_FOUND_CODES = new Set(["message_not_found", "channel_not_found", "thread_not_found", "user_not_found"]);
@@ -49,6 +47,11 @@ export function mapSlackError(channel: string, err: unknown, method?: string): A
     if (code === "ratelimited") return new PlatformRateLimitError(channel, 1000, `${where}Slack rate limit`, { cause: err });
     if (AUTH_CODES.has(code)) {
       return new PlatformAuthError(channel, `${where}Slack rejected the token (${code}): check channels.${channel}.bot_token`, {
+        cause: err,
+      });
+    }
+    if (code === "missing_scope" || code === "no_permission") {
+      return new ChannelError(channel, `slack_${code}`, `${where}${code}: add the scope to the Slack app and reinstall it`, {
         cause: err,
       });
     }

@@ -210,7 +210,7 @@ export class SlackChannel {
       return new SlackNativeStream(this.web, this.name, { id: result.ts as string, ref }, this.logger);
     } catch (err) {
       const mapped = mapSlackError(this.name, err, "chat.startStream");
-      if (mapped.code === "rate_limited" || mapped.code === "auth_failed") throw this.noteError(mapped);
+      if (mapped.code === "rate_limited") throw this.noteError(mapped);
       // Streaming not available here (scope, channel type, recipient): the core posts and edits instead.
       this.logger.warn({ err: mapped.message }, "slack native streaming unavailable; using chat.update");
       return undefined;

@@ -52,6 +52,7 @@ export function createSocketReceiver(options: SocketReceiverOptions, getApp: () 
     }
   });
   client.on("connected", () => options.onConnection(true));
+  client.on("close", () => options.onConnection(false, "socket closed"));
   client.on("reconnecting", () => options.onConnection(false, "reconnecting"));
   client.on("disconnected", () => options.onConnection(false, "disconnected"));
   return receiver;

@@ -35,7 +35,10 @@ export class FakeSocketServer {
   private readonly waiters = new Map<string, (payload: unknown) => void>();
   private connectionWaiters: Array<{ n: number; resolve: () => void }> = [];
 
-  constructor(private readonly ackTimeoutMs = 3000) {
+  /** How long `deliver` waits for an ack (Slack: about 3 s). */
+  ackTimeoutMs = 3000;
+
+  constructor() {
     this.wss.on("connection", (ws) => this.onConnection(ws));
   }
 

@@ -90,14 +90,20 @@ export class DingTalkApi {
     return value;
   }
 
-  /** Calls an OpenAPI endpoint with the access token; a rejected token is dropped from the cache. */
+  /**
+   * Calls an OpenAPI endpoint with the access token. A cached token DingTalk rejects (revoked,
+   * expired early) is dropped and the call is made once more with a fresh one.
+   */
   async call(method: string, path: string, body: unknown, what: string): Promise<Record<string, unknown>> {
+    const cached = this.token !== undefined && Date.now() < this.token.refreshAt;
     const token = await this.accessToken();
     try {
       return await this.request(method, path, body, token, what);
     } catch (err) {
-      if (err instanceof PlatformAuthError) this.token = undefined;
-      throw err;
+      if (!(err instanceof PlatformAuthError)) throw err;
+      if (this.token?.value === token) this.token = undefined;
+      if (!cached) throw err;
+      return this.request(method, path, body, await this.accessToken(), what);
     }
   }
 

@@ -1,0 +1,90 @@
+/** Shared setup of the DingTalk adapter tests: a fake DingTalk, Antler's HTTP server and a collecting sink. */
+import type { InboundMessage } from "../../../src/channels/types.js";
+import { DingTalkChannel } from "../../../src/channels/dingtalk/index.js";
+import { silentLogger } from "../../../src/log/logger.js";
+import { HttpServer } from "../../../src/server/http.js";
+import { FakeDingTalk } from "./index.js";
+
+export const TEMPLATE = "tpl-ai-card.schema";
+
+export interface Rig {
+  fake: FakeDingTalk;
+  http: HttpServer;
+  httpUrl: string;
+  channel: DingTalkChannel;
+  inbox: InboundMessage[];
+  /** Makes the sink slow or failing for the next messages. */
+  sinkBehaviour: { delayMs: number; failTimes: number };
+  close(): Promise<void>;
+}
+
+export async function makeRig(config: Record<string, unknown> = {}, fakeOpts: Parameters<typeof FakeDingTalk.start>[0] = {}) {
+  const fake = await FakeDingTalk.start({
+    templates: { [TEMPLATE]: { contentKey: "content", buttonsKey: "buttons" } },
+    ...fakeOpts,
+  });
+  const logger = silentLogger();
+  const http = new HttpServer({ host: "127.0.0.1", port: 0, logger });
+  const addr = await http.listen();
+  const channel = new DingTalkChannel({
+    name: "dingtalk",
+    config: {
+      client_id: fake.clientId,
+      client_secret: fake.clientSecret,
+      api_base: fake.url,
+      gateway_url: fake.gatewayUrl,
+      ...config,
+    } as never,
+    logger,
+    http,
+    baseDir: ".",
+  });
+  const inbox: InboundMessage[] = [];
+  const sinkBehaviour = { delayMs: 0, failTimes: 0 };
+  const rig: Rig = {
+    fake,
+    http,
+    httpUrl: `http://127.0.0.1:${addr.port}`,
+    channel,
+    inbox,
+    sinkBehaviour,
+    async close() {
+      await channel.stop();
+      await http.close();
+      await fake.close();
+    },
+  };
+  return {
+    rig,
+    async start() {
+      await channel.start(async (msg) => {
+        if (sinkBehaviour.delayMs) await new Promise((r) => setTimeout(r, sinkBehaviour.delayMs));
+        if (sinkBehaviour.failTimes > 0) {
+          sinkBehaviour.failTimes--;
+          throw new Error("store unavailable");
+        }
+        inbox.push(msg);
+      });
+      return rig;
+    },
+  };
+}
+
+/** Builds a rig and starts the channel. */
+export async function startRig(config: Record<string, unknown> = {}, fakeOpts: Parameters<typeof FakeDingTalk.start>[0] = {}) {
+  const { start } = await makeRig(config, fakeOpts);
+  return start();
+}
+
+/** Polls until `check` returns something other than undefined/false. */
+export async function until<T>(check: () => T | undefined | false, what: string, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -24,7 +24,11 @@ export interface AdminOptions {
   version: string;
 }
 
-const LOOPBACK = new Set(["127.0.0.1", "::1", "::ffff:127.0.0.1"]);
+/** True for addresses of this machine's loopback interface (all of 127.0.0.0/8 and ::1). */
+export function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  return address === "::1" || address.startsWith("127.") || address.startsWith("::ffff:127.");
+}
 
 function digest(text: string): Buffer {
   return createHash("sha256").update(text).digest();
@@ -59,7 +63,7 @@ function authorize(req: IncomingMessage, res: ServerResponse, token: string | un
     );
     return false;
   }
-  if (LOOPBACK.has(req.socket.remoteAddress ?? "")) return true;
+  if (isLoopback(req.socket.remoteAddress)) return true;
   sendJson(res, 403, { error: "the admin API answers only loopback when server.admin_token is not set" });
   return false;
 }

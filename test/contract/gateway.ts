@@ -9,6 +9,7 @@ import path from "node:path";
 import { AppConfigSchema } from "../../src/config/schema.js";
 import { createGateway, type Gateway } from "../../src/gateway.js";
 import { createLogger, type Logger } from "../../src/log/logger.js";
+import type { SupervisorOptions } from "../../src/supervisor.js";
 import { type MockModel, mockModelConfig, startMockModel } from "../fakes/openai.js";
 
 export interface TestGatewayOptions {
@@ -22,7 +23,9 @@ export interface TestGatewayOptions {
   port?: number;
   gateway?: Record<string, unknown>;
   agent?: Record<string, unknown>;
+  server?: Record<string, unknown>;
   logger?: Logger;
+  supervisor?: SupervisorOptions;
 }
 
 export interface TestGateway {
@@ -56,7 +59,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   const dir = options.dir ?? mkdtempSync(path.join(tmpdir(), "antler-gw-"));
   const port = options.port ?? (await freePort());
   const config = AppConfigSchema.parse({
-    server: { host: "127.0.0.1", port },
+    server: { host: "127.0.0.1", port, ...options.server },
     storage: { path: path.join(dir, "antler.db") },
     logging: { level: "silent" },
     models: [{ ...mockModelConfig(model), max_retries: 0 }],
@@ -64,7 +67,11 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     gateway: options.gateway ?? {},
     channels: options.channels,
   });
-  const gateway = createGateway({ loaded: { config, baseDir: dir }, logger: options.logger ?? testLogger() });
+  const gateway = createGateway({
+    loaded: { config, baseDir: dir },
+    logger: options.logger ?? testLogger(),
+    ...(options.supervisor ? { supervisor: options.supervisor } : {}),
+  });
   await gateway.start();
   return {
     gateway,

@@ -63,6 +63,10 @@ export class LoopbackWorld {
   private seq = 1;
   private sink: InboundSink | undefined;
   channel: LoopbackChannel | undefined;
+  /** When set, the platform refuses connections (like a revoked token): start() throws this. */
+  startError: (() => Error) | undefined;
+  /** How many times a channel connected to this world. */
+  starts = 0;
 
   constructor(readonly options: LoopbackOptions = {}) {
     worlds.set(this.id, this);
@@ -249,6 +253,7 @@ export class LoopbackChannel implements Channel {
   readonly capabilities: ChannelCapabilities;
   private readonly world: LoopbackWorld;
   private state: ChannelStatus["state"] = "stopped";
+  private lastError: { message: string; at: number } | null = null;
 
   constructor(ctx: ChannelContext<LoopbackChannelConfig>) {
     this.name = ctx.name;
@@ -267,8 +272,21 @@ export class LoopbackChannel implements Channel {
   }
 
   async start(sink: InboundSink): Promise<void> {
+    this.world.starts++;
+    const refused = this.world.startError?.();
+    if (refused) {
+      this.state = "failed";
+      this.lastError = { message: refused.message, at: Date.now() };
+      throw refused;
+    }
     this.world.attach(this, sink);
     this.state = "running";
+  }
+
+  /** The connection drops at run time (the platform went away). */
+  fail(message: string): void {
+    this.state = "failed";
+    this.lastError = { message, at: Date.now() };
   }
 
   async stop(): Promise<void> {
@@ -277,7 +295,7 @@ export class LoopbackChannel implements Channel {
   }
 
   status(): ChannelStatus {
-    return { state: this.state, connected: this.state === "running", mode: "memory", lastError: null };
+    return { state: this.state, connected: this.state === "running", mode: "memory", lastError: this.lastError };
   }
 
   async send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {

@@ -1,0 +1,182 @@
+/**
+ * The shared core end to end, on the loopback platform: dedupe (also across a restart),
+ * ordering, parallelism, commands, and questions that outlive a restart.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { NOTICES } from "../../src/channels/dispatcher.js";
+import { eventually, sleep, startTestGateway, type TestGateway } from "../contract/gateway.js";
+import { LoopbackWorld } from "../fakes/loopback.js";
+import { contentText, type MockModel, startMockModel } from "../fakes/openai.js";
+
+let running: TestGateway[] = [];
+let models: MockModel[] = [];
+
+afterEach(async () => {
+  for (const gw of running) await gw.stop(false).catch(() => undefined);
+  for (const m of models) await m.close();
+  running = [];
+  models = [];
+});
+
+async function boot(world: LoopbackWorld, extra: { model?: MockModel; dir?: string; gateway?: Record<string, unknown> } = {}) {
+  const model = extra.model ?? (await startMockModel());
+  if (!extra.model) models.push(model);
+  const gw = await startTestGateway({ channels: { loop: world.channelConfig() }, model, ...extra });
+  running.push(gw);
+  return gw;
+}
+
+const texts = (world: LoopbackWorld, chatId = "dm1") => world.botMessages(chatId).map((m) => m.text);
+const userTexts = (model: MockModel) =>
+  model.requests.map((r) => contentText(r.messages.filter((m) => m.role === "user").at(-1)?.content));
+
+describe("dispatcher", () => {
+  it("runs an event delivered three times exactly once, also across a restart", async () => {
+    const world = new LoopbackWorld();
+    const gw = await boot(world);
+    gw.model.enqueue({ text: "first and only" });
+    const msg = await world.userSays("say it once", { eventId: "same-1" });
+    await world.deliver(msg);
+    await eventually(() => texts(world).includes("first and only"));
+    await world.deliver(msg);
+    await gw.stop(false);
+    await boot(world, { model: gw.model, dir: gw.dir });
+    await world.deliver(msg);
+    await sleep(300);
+    expect(gw.model.requests).toHaveLength(1);
+    expect(texts(world)).toEqual(["first and only"]);
+  });
+
+  it("answers two messages of one conversation in order, never at once; other conversations run in parallel", async () => {
+    const world = new LoopbackWorld();
+    const gw = await boot(world);
+    gw.model.setDefault((req) => ({ text: `reply to ${contentText(req.messages.at(-1)?.content)}`, chunkSize: 4, delayMs: 30 }));
+    await world.userSays("one");
+    await world.userSays("two");
+    await world.userSays("three", { chatId: "dm2" });
+    await eventually(() => texts(world).includes("reply to two") && texts(world, "dm2").includes("reply to three"), 15_000);
+    expect(texts(world)).toEqual(["reply to one", "reply to two"]);
+    const [one, two] = world.botMessages();
+    // "two" starts only after "one" has its final text.
+    expect(two!.versions[0]!.at).toBeGreaterThanOrEqual(one!.versions.at(-1)!.at);
+    // The model saw "two" after "one" with "one" in its history.
+    const second = gw.model.requests.find((r) => contentText(r.messages.at(-1)?.content) === "two");
+    expect(second?.messages.map((m) => contentText(m.content))).toContain("reply to one");
+    // dm2 overlapped with dm1's replies instead of waiting for both.
+    const three = world.botMessages("dm2")[0]!;
+    expect(three.versions[0]!.at).toBeLessThan(two!.versions.at(-1)!.at);
+  });
+
+  it("tells the user when the conversation queue is full, and answers the rest", async () => {
+    const world = new LoopbackWorld();
+    const gw = await boot(world, { gateway: { queue_size: 1 } });
+    gw.model.setDefault({ text: "slow reply", chunkSize: 2, delayMs: 40 });
+    await world.userSays("a");
+    await eventually(() => world.typing.length > 0 || world.botMessages().length > 0);
+    await world.userSays("b");
+    await world.userSays("c");
+    await eventually(() => texts(world).filter((t) => t === "slow reply").length === 2, 15_000);
+    expect(texts(world)).toContain(NOTICES.busy);
+    expect(userTexts(gw.model)).toEqual(["a", "b"]);
+  });
+
+  it("keeps a pending question across a restart; a click answers it afterwards", async () => {
+    const world = new LoopbackWorld();
+    const gw = await boot(world);
+    gw.model.enqueue({
+      toolCalls: [{ name: "ask_clarification", args: { question: "Tea or coffee?", options: ["Tea", "Coffee"] } }],
+    });
+    await world.userSays("what should I drink");
+    await eventually(() => world.botMessages().find((m) => m.buttons.length === 2));
+    await gw.stop(false);
+    const again = await boot(world, { model: gw.model, dir: gw.dir });
+    again.model.enqueue({ text: "Coffee, then." });
+    await world.click("Coffee");
+    await eventually(() => texts(world).includes("Coffee, then."), 15_000);
+    const tool = again.model.requests.at(-1)?.messages.find((m) => m.role === "tool");
+    expect(contentText(tool?.content)).toBe("Coffee");
+    const question = world.botMessages().find((m) => m.text.includes("Tea or coffee?"))!;
+    expect(question.buttons).toEqual([]);
+  });
+
+  it("keeps a pending question across a restart; an option number answers it afterwards", async () => {
+    const world = new LoopbackWorld({ buttons: false });
+    const gw = await boot(world);
+    gw.model.enqueue({
+      toolCalls: [{ name: "ask_clarification", args: { question: "Which size?", options: ["Small", "Large"] } }],
+    });
+    await world.userSays("order a pizza");
+    await eventually(() => texts(world).some((t) => t.includes("Which size?")));
+    await gw.stop(false);
+    const again = await boot(world, { model: gw.model, dir: gw.dir });
+    again.model.enqueue({ text: "Large it is." });
+    await world.userSays("2");
+    await eventually(() => texts(world).includes("Large it is."), 15_000);
+    expect(contentText(again.model.requests.at(-1)?.messages.find((m) => m.role === "tool")?.content)).toBe("Large");
+  });
+
+  it("/new starts a fresh thread; /status describes it; /help lists commands", async () => {
+    const world = new LoopbackWorld();
+    const gw = await boot(world);
+    gw.model.enqueue({ text: "remembered" });
+    await world.userSays("remember the word heron");
+    await eventually(() => texts(world).includes("remembered"));
+    await world.userSays("/status");
+    const status = await eventually(() => texts(world).find((t) => t.startsWith("Thread: ")));
+    expect(status).toMatch(/Model: mock/);
+    expect(status).toMatch(/Replying now: no/);
+    const firstThread = /Thread: (\S+)/.exec(status)![1];
+    await world.userSays("/new");
+    await eventually(() => texts(world).includes(NOTICES.newThread));
+    gw.model.enqueue({ text: "fresh" });
+    await world.userSays("what word?");
+    await eventually(() => texts(world).includes("fresh"));
+    const last = gw.model.requests.at(-1)!;
+    expect(last.messages.map((m) => contentText(m.content)).join(" ")).not.toContain("heron");
+    await world.userSays("/status");
+    await eventually(() => texts(world).filter((t) => t.startsWith("Thread: ")).length === 2);
+    const second = texts(world).filter((t) => t.startsWith("Thread: "))[1]!;
+    expect(second).not.toContain(firstThread!);
+    await world.userSays("/help");
+    await eventually(() => texts(world).some((t) => t.includes("/stop")));
+  });
+
+  it("/stop cancels the running reply and says so; the thread keeps working", async () => {
+    const world = new LoopbackWorld();
+    const gw = await boot(world);
+    gw.model.enqueue({ text: "a".repeat(400), chunkSize: 2, delayMs: 20 });
+    await world.userSays("write a long answer");
+    await eventually(() => world.botMessages().length > 0);
+    await world.userSays("/status");
+    await eventually(() => texts(world).some((t) => t.includes("Replying now: yes")));
+    await world.userSays("/stop");
+    await eventually(() => texts(world).some((t) => /stop/i.test(t) && !t.startsWith("Thread")), 5_000, "a stop notice");
+    expect(texts(world)).not.toContain("a".repeat(400));
+    gw.model.enqueue({ text: "still here" });
+    await world.userSays("are you there?");
+    await eventually(() => texts(world).includes("still here"));
+    await world.userSays("/stop");
+    await eventually(() => texts(world).includes(NOTICES.nothingToStop));
+  });
+
+  it("ignores group messages without a mention, and users outside the allowlist", async () => {
+    const world = new LoopbackWorld();
+    const gw = await boot(world);
+    await world.userSays("chatter", { chatType: "group", chatId: "g1", mentioned: false });
+    gw.model.enqueue({ text: "hello group" });
+    await world.userSays("bot, hi", { chatType: "group", chatId: "g1", mentioned: true });
+    await eventually(() => texts(world, "g1").includes("hello group"));
+    expect(userTexts(gw.model)).toEqual(["bot, hi"]);
+  });
+
+  it("turns a model failure into a short notice and keeps the thread usable", async () => {
+    const world = new LoopbackWorld();
+    const gw = await boot(world);
+    gw.model.enqueue({ fault: "http500" });
+    await world.userSays("break please");
+    await eventually(() => texts(world).some((t) => t.startsWith("⚠️")), 15_000);
+    gw.model.enqueue({ text: "recovered" });
+    await world.userSays("again");
+    await eventually(() => texts(world).includes("recovered"), 15_000);
+  });
+});

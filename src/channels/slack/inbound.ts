@@ -58,7 +58,7 @@ export function conversationKey(name: string, team: string, channel: string, thr
 
 /** Removes the bot's `<@U…>` mention and decodes Slack's three escaped characters. */
 export function stripMention(text: string, botUserId: string): string {
-  const mention = new RegExp(`<@${escapeRegExp(botUserId)}(?:\\|[^>]*)?>`, "g");
+  const mention = new RegExp(`<@${escapeRegExp(botUserId)}(?:\\|[^>]*)?>[,:]?`, "g");
   return decodeEntities(text.replace(mention, " "))
     .replace(/[ \t]{2,}/g, " ")
     .trim();

@@ -1,0 +1,74 @@
+/**
+ * The contract driver over the fake Slack. Two test conversations: a DM (replies at top level,
+ * streamed by chat.update) or a channel thread opened by a mention (later messages are
+ * follow-ups in that thread without a mention; replies stream natively).
+ */
+import type { ContractDriver, VisibleMessage } from "../../contract/driver.js";
+import { slackConfigFor } from "./adapter.js";
+import { FakeSlack } from "./index.js";
+
+export interface SlackDriverOptions {
+  mode: "socket" | "http";
+  conversation: "dm" | "thread";
+  /** Extra `channels.slack` keys. */
+  config?: Record<string, unknown>;
+}
+
+const EDIT_INTERVAL_MS = 250;
+
+export class SlackDriver implements ContractDriver {
+  readonly channelName = "slack";
+  readonly streams = true;
+  readonly buttons = true;
+  readonly minEditIntervalMs = EDIT_INTERVAL_MS;
+  /** Root of the test thread, once the first mention opened it. */
+  threadTs: string | undefined;
+
+  private constructor(
+    readonly fake: FakeSlack,
+    private readonly options: SlackDriverOptions,
+  ) {}
+
+  static async start(options: SlackDriverOptions): Promise<SlackDriver> {
+    return new SlackDriver(await FakeSlack.start({ mode: options.mode }), options);
+  }
+
+  get chatId(): string {
+    return this.options.conversation === "dm" ? "D0001" : "C0001";
+  }
+
+  channelConfig(env: { gatewayUrl: string }): Record<string, unknown> {
+    this.fake.eventsUrl = `${env.gatewayUrl}/slack/events`;
+    return { enabled: true, ...slackConfigFor(this.fake, { edit_interval_ms: EDIT_INTERVAL_MS, ...this.options.config }) };
+  }
+
+  async userSays(text: string): Promise<void> {
+    if (this.options.conversation === "dm") {
+      await this.fake.dm(text);
+      return;
+    }
+    if (this.threadTs) await this.fake.say(text, { threadTs: this.threadTs });
+    else this.threadTs = await this.fake.mention(text);
+  }
+
+  async redeliverLast(): Promise<void> {
+    await this.fake.redeliverLast();
+  }
+
+  async click(label: string): Promise<void> {
+    const result = await this.fake.click(label);
+    if (!result.ok) throw new Error(`fake slack: click on "${label}" was not acked (${result.status ?? "socket"})`);
+  }
+
+  async botEcho(text: string): Promise<void> {
+    await this.fake.botSays(text, { channel: this.chatId, ...(this.threadTs ? { threadTs: this.threadTs } : {}) });
+  }
+
+  botMessages(): VisibleMessage[] {
+    return this.fake.botMessages(this.chatId, this.options.conversation === "thread" ? this.threadTs : undefined);
+  }
+
+  async close(): Promise<void> {
+    await this.fake.close();
+  }
+}

@@ -36,7 +36,11 @@ describe("dingtalk AI card streaming", () => {
     expect(card!.card).toMatchObject({ flowStatus: "3", streamed: 3 });
     expect(card!.versions.map((v) => v.text)).toEqual(["", "Hello", "Hello, wor", "Hello, world."]);
     const create = rig.fake.calls.find((c) => c.api === "card.create")!.body as Record<string, unknown>;
-    expect(create).toMatchObject({ cardTemplateId: TEMPLATE, openSpaceId: "dtv1.card//IM_ROBOT.staff-alice", callbackType: "STREAM" });
+    expect(create).toMatchObject({
+      cardTemplateId: TEMPLATE,
+      openSpaceId: "dtv1.card//IM_ROBOT.staff-alice",
+      callbackType: "STREAM",
+    });
     const streams = rig.fake.calls.filter((c) => c.api === "card.stream").map((c) => c.body as Record<string, unknown>);
     expect(streams.every((b) => b.isFull === true && b.key === "content")).toBe(true);
     expect(new Set(streams.map((b) => b.guid)).size).toBe(streams.length);
@@ -53,7 +57,10 @@ describe("dingtalk AI card streaming", () => {
     expect(card.card?.flowStatus).toBe("5");
     expect(card.text).toBe("partial (failed)");
     const create = rig.fake.calls.find((c) => c.api === "card.create")!.body as Record<string, unknown>;
-    expect(create).toMatchObject({ openSpaceId: "dtv1.card//IM_GROUP.cid-group-1", imGroupOpenDeliverModel: { robotCode: "ding-app-key" } });
+    expect(create).toMatchObject({
+      openSpaceId: "dtv1.card//IM_GROUP.cid-group-1",
+      imGroupOpenDeliverModel: { robotCode: "ding-app-key" },
+    });
     // The stream ended; a second abort is refused by DingTalk but must not throw.
     await expect(stream!.abort("again")).resolves.toBeUndefined();
     // The renderer's fallback after an abort: edit the card with the text so far.

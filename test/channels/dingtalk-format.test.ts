@@ -4,7 +4,8 @@ import { callbackSignature, robotMessageToInbound, signatureProblem } from "../.
 
 describe("dingtalk markdown subset", () => {
   it("keeps what DingTalk renders", () => {
-    const md = "# Title\n\nSome **bold**, *italic* and a [link](https://example.com).\n\n> quoted\n\n- one\n- two\n  - nested\n\n1. first\n2. second";
+    const md =
+      "# Title\n\nSome **bold**, *italic* and a [link](https://example.com).\n\n> quoted\n\n- one\n- two\n  - nested\n\n1. first\n2. second";
     expect(toDingTalkMarkdown(md)).toBe(
       "# Title\n\nSome **bold**, *italic* and a [link](https://example.com).\n\n> quoted\n\n- one\n- two\n    - nested\n\n1. first\n2. second",
     );

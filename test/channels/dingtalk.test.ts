@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ChannelError, PlatformAuthError, PlatformRateLimitError } from "../../src/errors.js";
 import { BOB } from "../fakes/dingtalk/index.js";
-import { type Rig, makeRig, sleep, startRig, until } from "../fakes/dingtalk/rig.js";
+import { makeRig, type Rig, sleep, startRig, until } from "../fakes/dingtalk/rig.js";
 
 let rig: Rig | undefined;
 afterEach(async () => {

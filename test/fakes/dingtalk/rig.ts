@@ -1,6 +1,7 @@
 /** Shared setup of the DingTalk adapter tests: a fake DingTalk, Antler's HTTP server and a collecting sink. */
-import type { InboundMessage } from "../../../src/channels/types.js";
+
 import { DingTalkChannel } from "../../../src/channels/dingtalk/index.js";
+import type { InboundMessage } from "../../../src/channels/types.js";
 import { silentLogger } from "../../../src/log/logger.js";
 import { HttpServer } from "../../../src/server/http.js";
 import { FakeDingTalk } from "./index.js";

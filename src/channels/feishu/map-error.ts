@@ -63,6 +63,9 @@ export function mapFeishuError(channel: string, what: string, err: unknown): Err
 
 function describe(err: unknown): { status: number; code?: number; msg?: string; headers: Record<string, unknown> } | undefined {
   if (err instanceof FeishuApiError) return { status: err.status, code: err.feishuCode, msg: err.msg, headers: err.headers };
+  // The SDK's token manager throws a plain Error for a refused token request.
+  const token = err instanceof Error ? /failed to get \w+, code: (\d+), msg: (.*)$/.exec(err.message) : null;
+  if (token) return { status: 200, code: Number(token[1]), msg: token[2] ?? "", headers: {} };
   const ax = err as AxiosLike;
   if (!ax || typeof ax !== "object" || !ax.response) return undefined;
   const data = ax.response.data as { code?: unknown; msg?: unknown } | undefined;

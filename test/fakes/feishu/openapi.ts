@@ -1,0 +1,127 @@
+/**
+ * The fake's Open Platform HTTP API: tokens, bot info, im messages (send, reply, PATCH card,
+ * PUT text, reactions), CardKit (create, element content, settings, full update) and the long
+ * connection's endpoint. It refuses what Feishu refuses: bad tokens, malformed cards, PATCH on
+ * unshared cards, non-increasing sequences (300317), streaming into a closed card, more than
+ * 10 operations/s on a card or 5 PATCHes/s on a message (429 + 99991400).
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { applyCardOp, applyMessageOp, ok, type Reply } from "./openapi-ops.js";
+import type { FaultOp, FeishuWorld } from "./state.js";
+
+interface Route {
+  method: string;
+  pattern: RegExp;
+  op: FaultOp | "reaction_delete";
+  auth: boolean;
+}
+
+const ROUTES: Route[] = [
+  { method: "POST", pattern: /^\/open-apis\/auth\/v3\/tenant_access_token\/internal$/, op: "token", auth: false },
+  { method: "POST", pattern: /^\/callback\/ws\/endpoint$/, op: "ws_endpoint", auth: false },
+  { method: "GET", pattern: /^\/open-apis\/bot\/v3\/info$/, op: "bot_info", auth: true },
+  { method: "POST", pattern: /^\/open-apis\/im\/v1\/messages$/, op: "send", auth: true },
+  { method: "POST", pattern: /^\/open-apis\/im\/v1\/messages\/([^/]+)\/reply$/, op: "reply", auth: true },
+  { method: "PATCH", pattern: /^\/open-apis\/im\/v1\/messages\/([^/]+)$/, op: "patch", auth: true },
+  { method: "PUT", pattern: /^\/open-apis\/im\/v1\/messages\/([^/]+)$/, op: "update", auth: true },
+  { method: "POST", pattern: /^\/open-apis\/im\/v1\/messages\/([^/]+)\/reactions$/, op: "reaction", auth: true },
+  {
+    method: "DELETE",
+    pattern: /^\/open-apis\/im\/v1\/messages\/([^/]+)\/reactions\/([^/]+)$/,
+    op: "reaction_delete",
+    auth: true,
+  },
+  { method: "POST", pattern: /^\/open-apis\/cardkit\/v1\/cards$/, op: "card_create", auth: true },
+  {
+    method: "PUT",
+    pattern: /^\/open-apis\/cardkit\/v1\/cards\/([^/]+)\/elements\/([^/]+)\/content$/,
+    op: "card_content",
+    auth: true,
+  },
+  { method: "PATCH", pattern: /^\/open-apis\/cardkit\/v1\/cards\/([^/]+)\/settings$/, op: "card_settings", auth: true },
+  { method: "PUT", pattern: /^\/open-apis\/cardkit\/v1\/cards\/([^/]+)$/, op: "card_update", auth: true },
+];
+
+export interface OpenApiEnv {
+  world: FeishuWorld;
+  /** ws:// URL (with ticket) the endpoint hands out. */
+  wsUrl(): string;
+}
+
+export async function handleOpenApi(env: OpenApiEnv, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? "/", "http://fake");
+  const body = await readJson(req);
+  const route = ROUTES.find((r) => r.method === req.method && r.pattern.test(url.pathname));
+  const { world } = env;
+  let reply: Reply;
+  if (!route) {
+    reply = { status: 404, body: { code: 404, msg: `no such API: ${req.method} ${url.pathname}` } };
+  } else if (route.auth && !world.validToken(req.headers.authorization)) {
+    reply = { status: 400, body: { code: 99991663, msg: "Invalid access token for authorization" } };
+  } else {
+    const fault = route.op === "reaction_delete" ? undefined : world.takeFault(route.op);
+    if (fault) {
+      const headers: Record<string, string> = fault.retryAfterSec ? { "x-ogw-ratelimit-reset": String(fault.retryAfterSec) } : {};
+      reply = { status: fault.status, body: { code: fault.code, msg: fault.msg ?? "injected fault" }, headers };
+    } else {
+      const params = (route.pattern.exec(url.pathname) ?? []).slice(1);
+      reply = dispatch(env, route.op, params, url, body);
+    }
+  }
+  world.calls.push({
+    op: route?.op ?? "unknown",
+    at: Date.now(),
+    status: reply.status,
+    code: Number((reply.body as { code?: number }).code ?? 0),
+    path: url.pathname,
+    body,
+  });
+  res.writeHead(reply.status, { "content-type": "application/json; charset=utf-8", ...(reply.headers ?? {}) });
+  res.end(JSON.stringify(reply.body));
+}
+
+function dispatch(env: OpenApiEnv, op: Route["op"], params: string[], url: URL, body: Record<string, unknown>): Reply {
+  const { world } = env;
+  const o = world.options;
+  switch (op) {
+    case "token":
+      if (body.app_id !== o.appId || body.app_secret !== o.appSecret) {
+        return { status: 200, body: { code: 10014, msg: "app secret invalid" } };
+      }
+      return ok({ tenant_access_token: world.issueToken().token, expire: 7200 }, false);
+    case "ws_endpoint":
+      if (body.AppID !== o.appId || body.AppSecret !== o.appSecret)
+        return { status: 200, body: { code: 514, msg: "auth failed" } };
+      return ok({
+        data: {
+          URL: env.wsUrl(),
+          ClientConfig: { PingInterval: 120, ReconnectCount: -1, ReconnectInterval: 0.2, ReconnectNonce: 0 },
+        },
+      });
+    case "bot_info":
+      return ok(
+        { bot: { activate_status: 2, app_name: o.botName, avatar_url: "", ip_white_list: [], open_id: o.botOpenId } },
+        false,
+      );
+    case "card_create":
+    case "card_content":
+    case "card_settings":
+    case "card_update":
+      return applyCardOp(world, op, params, body);
+    default:
+      return applyMessageOp(world, op, params, url, body);
+  }
+}
+
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (!text) return {};
+  try {
+    const value: unknown = JSON.parse(text);
+    return value && typeof value === "object" ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * A Feishu adapter wired to the fake: the real SDK inside `FeishuChannel`, a real HttpServer on
+ * port 0 for webhook mode, and a sink that records what the core would receive.
+ */
+import { FeishuChannel } from "../../../src/channels/feishu/index.js";
+import { FeishuChannelConfig } from "../../../src/channels/feishu/config.js";
+import type { InboundMessage } from "../../../src/channels/types.js";
+import { createLogger, type Logger } from "../../../src/log/logger.js";
+import { HttpServer } from "../../../src/server/http.js";
+import { FeishuFake } from "./index.js";
+import type { WorldOptions } from "./state.js";
+
+export interface Rig {
+  fake: FeishuFake;
+  http: HttpServer;
+  channel: FeishuChannel;
+  inbox: InboundMessage[];
+  /** Replaces the sink's behaviour (e.g. delay or fail) for the next messages. */
+  onSink(fn: (m: InboundMessage) => Promise<void>): void;
+  close(): Promise<void>;
+}
+
+export interface RigOptions {
+  mode?: "websocket" | "webhook";
+  fake?: Partial<WorldOptions>;
+  config?: Record<string, unknown>;
+  /** Do not start the channel. */
+  noStart?: boolean;
+  logger?: Logger;
+}
+
+export function rigLogger(): Logger {
+  return createLogger({ level: process.env.ANTLER_TEST_LOG ?? "silent", format: "json" });
+}
+
+export async function startRig(options: RigOptions = {}): Promise<Rig> {
+  const fake = await new FeishuFake(options.fake).start();
+  const logger = options.logger ?? rigLogger();
+  const http = new HttpServer({ host: "127.0.0.1", port: 0, logger });
+  const addr = await http.listen();
+  const o = fake.options;
+  const config = FeishuChannelConfig.parse({
+    mode: options.mode ?? "websocket",
+    app_id: o.appId,
+    app_secret: o.appSecret,
+    domain: fake.url,
+    encrypt_key: o.encryptKey,
+    verification_token: o.verificationToken,
+    ...options.config,
+  });
+  const channel = new FeishuChannel({ name: "feishu", config, logger, http, baseDir: "." });
+  const inbox: InboundMessage[] = [];
+  let extra: ((m: InboundMessage) => Promise<void>) | undefined;
+  fake.webhookTarget = `http://127.0.0.1:${addr.port}/webhooks/feishu`;
+  fake.via = options.mode === "webhook" ? "webhook" : "ws";
+  if (!options.noStart) {
+    await channel.start(async (m) => {
+      if (extra) await extra(m);
+      inbox.push(m);
+    });
+  }
+  return {
+    fake,
+    http,
+    channel,
+    inbox,
+    onSink(fn) {
+      extra = fn;
+    },
+    async close() {
+      await channel.stop();
+      await http.close();
+      await fake.close();
+    },
+  };
+}
+
+export async function waitFor<T>(check: () => T | undefined | false, timeoutMs = 5000, what = "condition"): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = check();
+    if (value !== undefined && value !== false) return value;
+    await new Promise((r) => setTimeout(r, 15));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}

@@ -1,0 +1,117 @@
+/**
+ * The fake Feishu's memory: app credentials, tokens, messages, card entities, injected faults,
+ * rate-limit windows and a log of every API call.
+ */
+import { randomBytes } from "node:crypto";
+import type { FakeCard, FakeMessage } from "./model.js";
+
+export type FaultOp =
+  | "token"
+  | "bot_info"
+  | "ws_endpoint"
+  | "send"
+  | "reply"
+  | "patch"
+  | "update"
+  | "card_create"
+  | "card_content"
+  | "card_settings"
+  | "card_update"
+  | "reaction";
+
+export interface Fault {
+  /** HTTP status; 200 with a non-zero code is a business error. */
+  status: number;
+  code: number;
+  msg?: string;
+  /** Seconds, sent as `x-ogw-ratelimit-reset`. */
+  retryAfterSec?: number;
+}
+
+export interface ApiCall {
+  op: FaultOp | "reaction_delete" | "unknown";
+  at: number;
+  status: number;
+  code: number;
+  path: string;
+  body?: unknown;
+}
+
+export interface WorldOptions {
+  appId: string;
+  appSecret: string;
+  botOpenId: string;
+  botName: string;
+  tenantKey: string;
+  encryptKey?: string;
+  verificationToken?: string;
+}
+
+/** Limits the fake enforces, per PLATFORMS.md. */
+export const LIMITS = {
+  cardOpsPerSecond: 10,
+  patchPerSecond: 5,
+  sendPerSecondPerChat: 5,
+  textEdits: 20,
+  cardBytes: 30 * 1024,
+  elementChars: 100_000,
+} as const;
+
+export class FeishuWorld {
+  readonly messages: FakeMessage[] = [];
+  readonly cards = new Map<string, FakeCard>();
+  readonly calls: ApiCall[] = [];
+  readonly tokens = new Map<string, number>();
+  private readonly faults: Array<{ op: FaultOp; fault: Fault; remaining: number }> = [];
+  private readonly windows = new Map<string, number[]>();
+  private counter = 0;
+
+  constructor(readonly options: WorldOptions) {}
+
+  id(prefix: string): string {
+    this.counter += 1;
+    return `${prefix}${this.counter.toString(16).padStart(6, "0")}${randomBytes(4).toString("hex")}`;
+  }
+
+  /** The next `times` calls of `op` fail with `fault`. */
+  failNext(op: FaultOp, fault: Fault, times = 1): void {
+    this.faults.push({ op, fault, remaining: times });
+  }
+
+  takeFault(op: FaultOp): Fault | undefined {
+    const entry = this.faults.find((f) => f.op === op && f.remaining > 0);
+    if (!entry) return undefined;
+    entry.remaining -= 1;
+    return entry.fault;
+  }
+
+  issueToken(): { token: string; expire: number } {
+    const token = `t-${randomBytes(12).toString("hex")}`;
+    this.tokens.set(token, Date.now() + 7200_000);
+    return { token, expire: 7200 };
+  }
+
+  validToken(authorization: string | undefined): boolean {
+    const token = /^Bearer (.+)$/.exec(authorization ?? "")?.[1];
+    const expires = token ? this.tokens.get(token) : undefined;
+    return expires !== undefined && expires > Date.now();
+  }
+
+  /** Counts one operation against `key`; true when it goes over `perSecond`. */
+  overLimit(key: string, perSecond: number, now = Date.now()): boolean {
+    const recent = (this.windows.get(key) ?? []).filter((t) => now - t < 1000);
+    const over = recent.length >= perSecond;
+    if (!over) recent.push(now);
+    this.windows.set(key, recent);
+    return over;
+  }
+
+  message(id: string): FakeMessage | undefined {
+    return this.messages.find((m) => m.id === id);
+  }
+
+  /** Calls that the platform refused with a rate limit. */
+  rateLimited(): ApiCall[] {
+    return this.calls.filter((c) => c.status === 429);
+  }
+}

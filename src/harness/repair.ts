@@ -34,7 +34,7 @@ export async function repairThread(
   options: { partialText?: string; reason: keyof typeof CLOSED_CALL_TEXT },
 ): Promise<number> {
   const config = { configurable: { thread_id: threadId } };
-  const state = await agent.getState(config);
+  const state = await agent.graph.getState(config);
   const messages = ((state.values as { messages?: BaseMessage[] } | undefined)?.messages ?? []) as BaseMessage[];
   const repairs: BaseMessage[] = closeOpenCalls(messages, CLOSED_CALL_TEXT[options.reason]);
   if (options.partialText) {
@@ -42,6 +42,6 @@ export async function repairThread(
   }
   if (repairs.length === 0) return 0;
   // Written as if the tools node produced them: the graph then continues from the model node.
-  await agent.updateState(config, { messages: repairs }, "tools");
+  await agent.graph.updateState(config, { messages: repairs }, "tools");
   return repairs.length;
 }

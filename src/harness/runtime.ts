@@ -76,7 +76,7 @@ export class AgentHarness implements Harness {
 
   async getThread(threadId: string): Promise<ThreadInfo | undefined> {
     const running = this.#active.has(threadId);
-    const state = await this.#agent.getState({ configurable: { thread_id: threadId } });
+    const state = await this.#agent.graph.getState({ configurable: { thread_id: threadId } });
     const values = (state.values ?? {}) as { messages?: BaseMessage[]; title?: string };
     if (!state.createdAt && !running) return undefined;
     const info: ThreadInfo = {
@@ -130,7 +130,7 @@ export class AgentHarness implements Harness {
 
   /** The graph input of a run or a resume; undefined for a resume with nothing pending. */
   async #input(threadId: string, kind: "run" | "resume", text: string): Promise<unknown> {
-    const state = await this.#agent.getState({ configurable: { thread_id: threadId } });
+    const state = await this.#agent.graph.getState({ configurable: { thread_id: threadId } });
     const pending = pendingOf(state.tasks);
     if (kind === "resume") return pending ? new Command({ resume: text }) : undefined;
     if (pending) {

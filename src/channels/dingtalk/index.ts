@@ -80,6 +80,7 @@ export class DingTalkChannel implements Channel {
   }
 
   async start(sink: InboundSink): Promise<void> {
+    await this.stop();
     this.state = "starting";
     this.sink = sink;
     try {
@@ -241,7 +242,12 @@ export class DingTalkChannel implements Channel {
         return;
       }
     }
-    this.client?.socketCallBackResponse(messageId, {});
+    try {
+      this.client?.socketCallBackResponse(messageId, {});
+    } catch (err) {
+      // The socket is reconnecting; DingTalk resends the frame and the core drops the duplicate.
+      this.logger.warn({ err, messageId }, "dingtalk ack not sent");
+    }
   }
 
   private fromRobot(data: unknown): InboundMessage | undefined {

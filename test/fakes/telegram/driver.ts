@@ -3,6 +3,7 @@ import type { ContractDriver, VisibleMessage } from "../../contract/driver.js";
 import { FakeTelegram as Fake, type FakeTelegram, type FakeUser, type Update } from "./index.js";
 
 export const ALICE: FakeUser = { id: 2001, first_name: "Alice", username: "alice" };
+export const OTHER_BOT: FakeUser = { id: 3003, first_name: "Other", username: "other_helper_bot", is_bot: true };
 export const WEBHOOK_SECRET = "contract_secret-123";
 export const WEBHOOK_PATH = "/webhooks/telegram";
 
@@ -62,8 +63,8 @@ export class TelegramDriver implements ContractDriver {
   }
 
   async botEcho(text: string): Promise<void> {
-    // In a private chat the bot's own message is one from the bot's user.
-    await this.deliver(this.fake.say({ id: ALICE.id, type: "private" }, { ...this.fake.bot, is_bot: true }, text));
+    // Telegram never shows a bot its own messages; what does arrive is another bot's message.
+    await this.deliver(this.fake.say({ id: ALICE.id, type: "private" }, OTHER_BOT, text));
   }
 
   botMessages(): VisibleMessage[] {

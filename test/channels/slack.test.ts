@@ -266,15 +266,17 @@ describe("slack native streaming", () => {
 });
 
 describe("slack lifecycle", () => {
-  it("reconnects after Slack asks it to, and reports the gap in status", async () => {
+  it("reconnects after Slack asks it to, through a 5xx, and reports the gap in status", async () => {
+    fake.api.httpErrorNext("apps.connections.open", 503);
     fake.socket.askToReconnect();
     await eventually(() => !rig.channel.status().connected, 2000, "the socket to drop");
     expect(rig.channel.status().state).toBe("degraded");
     await fake.socket.waitForConnections(2);
-    await eventually(() => rig.channel.status().connected, 8000, "connected again");
+    await eventually(() => rig.channel.status().connected, 12_000, "connected again");
+    expect(fake.api.calls.filter((c) => c.method === "apps.connections.open")).toHaveLength(3);
     await fake.dm("after reconnect");
     expect(rig.inbox.at(-1)?.text).toBe("after reconnect");
-  }, 15_000);
+  }, 20_000);
 
   it("check() uses auth.test and names the bot", async () => {
     expect(await rig.channel.check()).toMatch(/^bot @antler \(UBOT\) in team T0001, socket mode$/);

@@ -28,7 +28,9 @@ export function createSocketReceiver(options: SocketReceiverOptions, getApp: () 
   const receiver = new SocketModeReceiver({
     appToken: options.appToken,
     logger: options.sdkLogger,
-    installerOptions: { clientOptions: { slackApiUrl: options.apiUrl, retryConfig: { retries: 0 } } },
+    // No retries:0 here: the socket client gives up reconnecting for good on a failed
+    // apps.connections.open unless its web client retries (its default), so keep that.
+    installerOptions: { clientOptions: { slackApiUrl: options.apiUrl } },
   });
   const client = receiver.client;
   client.removeAllListeners("slack_event");

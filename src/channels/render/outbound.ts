@@ -1,0 +1,97 @@
+/**
+ * Every platform call the renderer makes goes through an `Outbound`: it paces calls, honours
+ * 429s (no call at all to the channel until `retry_after` has passed, shared by every renderer
+ * on that channel, since platforms rate-limit the bot rather than one reply), reports to the
+ * hooks, and retries the calls that must not be lost.
+ */
+import { NotModifiedError, PlatformAuthError, PlatformNotFoundError, PlatformRateLimitError } from "../../errors.js";
+import type { Channel } from "../types.js";
+import type { RenderHooks } from "./types.js";
+
+const blockedUntil = new WeakMap<Channel, number>();
+
+/** How often a final delivery is tried on errors other than 429, and the first backoff. */
+const FINAL_ATTEMPTS = 3;
+const BACKOFF_MS = 250;
+/** 429s a final delivery sits out before it gives up on the platform. */
+const MAX_RATE_LIMIT_WAITS = 20;
+
+export type CallKind = "send" | "edit" | "stream";
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+export class Outbound {
+  /** Start of the last paced call; -Infinity before the first. */
+  lastCallAt = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    readonly channel: Channel,
+    readonly hooks: RenderHooks,
+    /** Minimum time between two paced calls. */
+    readonly intervalMs: number,
+  ) {}
+
+  /** Milliseconds until the channel may be called again after a 429; 0 when it may now. */
+  blockedFor(): number {
+    return Math.max(0, (blockedUntil.get(this.channel) ?? 0) - Date.now());
+  }
+
+  /** Earliest time (ms since epoch) a call may start. Paced calls also keep the interval. */
+  readyAt(paced: boolean): number {
+    const gate = blockedUntil.get(this.channel) ?? 0;
+    return Math.max(gate, paced ? this.lastCallAt + this.intervalMs : 0);
+  }
+
+  async waitReady(paced: boolean): Promise<void> {
+    for (let wait = this.readyAt(paced) - Date.now(); wait > 0; wait = this.readyAt(paced) - Date.now()) await sleep(wait);
+  }
+
+  /** One attempt: waits for the gate (and the interval when paced), then calls. */
+  async call<T>(kind: CallKind, fn: () => Promise<T>, paced: boolean): Promise<T> {
+    await this.waitReady(paced);
+    this.lastCallAt = Date.now();
+    try {
+      const result = await fn();
+      this.hooks.onOutbound?.(kind);
+      return result;
+    } catch (err) {
+      this.noteFailure(err);
+      throw err;
+    }
+  }
+
+  /** Records a failed call: a 429 closes the gate; other real failures go to `onError`. */
+  noteFailure(err: unknown, report = true): void {
+    if (err instanceof PlatformRateLimitError) {
+      const until = Date.now() + err.retryAfterMs;
+      if (until > (blockedUntil.get(this.channel) ?? 0)) blockedUntil.set(this.channel, until);
+      this.hooks.onRateLimited?.(err.retryAfterMs);
+    } else if (!(err instanceof NotModifiedError) && report) {
+      this.hooks.onError?.(err);
+    }
+  }
+
+  /**
+   * A call that must not be lost: 429s are waited out, other errors retried with backoff.
+   * "Not modified" counts as done. A missing target or rejected credentials fail at once,
+   * since retrying cannot help; the caller decides what to do instead.
+   */
+  async deliver<T>(kind: CallKind, fn: () => Promise<T>, paced: boolean, attempts = FINAL_ATTEMPTS): Promise<T | undefined> {
+    let failures = 0;
+    let waits = 0;
+    for (;;) {
+      try {
+        return await this.call(kind, fn, paced);
+      } catch (err) {
+        if (err instanceof NotModifiedError) return undefined;
+        if (err instanceof PlatformRateLimitError && ++waits <= MAX_RATE_LIMIT_WAITS) continue;
+        if (err instanceof PlatformNotFoundError || err instanceof PlatformAuthError) throw err;
+        if (!(err instanceof PlatformRateLimitError) && ++failures < attempts) {
+          await sleep(BACKOFF_MS * 2 ** (failures - 1));
+          continue;
+        }
+        throw err;
+      }
+    }
+  }
+}

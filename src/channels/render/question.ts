@@ -1,0 +1,40 @@
+/**
+ * Questions from `ask_clarification`: as buttons where the channel has them and the options
+ * fit, else as a numbered list the user answers by number or in their own words.
+ */
+import type { Clarification } from "../../harness/types.js";
+import type { Channel, MessageHandle, OutboundContent } from "../types.js";
+import { Outbound } from "./outbound.js";
+import type { RenderHooks } from "./types.js";
+
+const DEFAULT_MAX_BUTTONS = 10;
+const LIST_HINT = "_Reply with a number, or answer in your own words._";
+
+/** The question's options as buttons (ids "1".."n") or, when buttons are unavailable/too many, a numbered list. */
+export function questionContent(channel: Channel, c: Clarification, questionId: string): OutboundContent {
+  const { buttons, maxButtons = DEFAULT_MAX_BUTTONS } = channel.capabilities;
+  const text = c.context ? `${c.question}\n\n_${c.context.trim()}_` : c.question;
+  if (c.options.length === 0) return { text };
+  if (buttons && c.options.length <= maxButtons) {
+    return { text, buttons: c.options.map((label, i) => ({ id: String(i + 1), label })), questionId };
+  }
+  const list = c.options.map((option, i) => `${i + 1}. ${option}`).join("\n");
+  return { text: `${text}\n\n${list}\n\n${LIST_HINT}` };
+}
+
+/** Shows the chosen answer on the question message and removes its buttons. */
+export async function closeQuestion(
+  channel: Channel,
+  question: MessageHandle,
+  questionText: string,
+  answer: string,
+  hooks: RenderHooks = {},
+): Promise<void> {
+  if (!channel.capabilities.edits) return;
+  const answerLine = `\n\n→ ${answer}`;
+  const room = channel.capabilities.maxTextLength - answerLine.length;
+  const shown = questionText.length <= room ? questionText : `${questionText.slice(0, Math.max(0, room - 1))}…`;
+  const text = `${shown}${answerLine}`.slice(0, channel.capabilities.maxTextLength);
+  const out = new Outbound(channel, hooks, 0);
+  await out.deliver("edit", () => channel.edit(question, { text, buttons: [] }), false);
+}

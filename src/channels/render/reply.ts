@@ -1,0 +1,346 @@
+/**
+ * The reply writer: turns a growing text into one or more chat messages (or native streams).
+ *
+ * A single loop makes every call, so at most one is in flight, and it builds each call's text
+ * at the moment it makes it, so the newest text always wins and superseded ones never leave.
+ * Calls are paced `intervalMs` apart across the whole reply, which bounds the number of edits
+ * by (duration / interval) + 2. Text past the length limit freezes into a finished chunk; a
+ * frozen chunk gets its exact final text before anything later is posted.
+ */
+import { NotModifiedError, PlatformNotFoundError, PlatformRateLimitError } from "../../errors.js";
+import type { Logger } from "../../log/logger.js";
+import type { Channel, ConversationRef, MessageHandle, NativeStream } from "../types.js";
+import { type Cut, MarkdownText } from "./chunk.js";
+import type { Outbound } from "./outbound.js";
+import { repairMarkdown } from "./repair.js";
+
+/** Room kept under the limit for repair closers and the tool line of intermediate texts. */
+const RESERVE = 64;
+
+/** One message of the reply: the text from `start` up to the next segment's start. */
+interface Segment {
+  start: number;
+  /** The previous chunk closed a fence that this one reopens. */
+  reopen: boolean;
+  /** Set once the segment is complete: exactly what the message must end up showing. */
+  final?: string;
+  handle?: MessageHandle;
+  stream?: NativeStream;
+  streamStartedAt?: number;
+  /** The handle of an aborted native stream: if editing it fails at all, post anew. */
+  fragile?: boolean;
+  /** What the user sees now. */
+  shown?: string;
+  done?: boolean;
+}
+
+/** What the loop does next: a call at `at`, or (without `run`) just wake up then. */
+interface Step {
+  at: number;
+  run?: () => Promise<void>;
+}
+
+export interface ReplyWriterOptions {
+  channel: Channel;
+  ref: ConversationRef;
+  logger: Logger;
+  out: Outbound;
+  /** Called once, when the user first sees text. */
+  onVisible: () => void;
+}
+
+export class ReplyWriter {
+  private text = "";
+  private md = new MarkdownText("");
+  private readonly segments: Segment[] = [];
+  private readonly tools = new Map<string, string>();
+  private ending = false;
+  private streamsOff: boolean;
+  private visible = false;
+  private wake: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  private failure: { error: unknown } | undefined;
+
+  constructor(private readonly o: ReplyWriterOptions) {
+    this.streamsOff = !o.channel.startStream;
+  }
+
+  /** The reply so far. */
+  get current(): string {
+    return this.text;
+  }
+
+  /** Set when a final delivery failed for good; the reply cannot be completed. */
+  get failed(): boolean {
+    return this.failure !== undefined;
+  }
+
+  append(delta: string): void {
+    if (!delta || this.ending) return;
+    this.text += delta;
+    this.kick();
+  }
+
+  /** A tool started (`name`) or ended (undefined) — shown as a line under intermediate texts. */
+  tool(id: string, name: string | undefined): void {
+    if (name === undefined) this.tools.delete(id);
+    else this.tools.set(id, name);
+    this.kick();
+  }
+
+  /** Delivers every chunk's exact final text. Resolves to the reply's messages; throws if one could not be delivered. */
+  async finish(): Promise<MessageHandle[]> {
+    this.ending = true;
+    this.kick();
+    await this.loop;
+    if (this.failure) throw this.failure.error;
+    return this.segments.flatMap((s) => (s.handle ? [s.handle] : []));
+  }
+
+  private kick(): void {
+    this.wake?.();
+    this.loop ??= this.run().catch((error: unknown) => {
+      this.failure = { error };
+    });
+  }
+
+  private async run(): Promise<void> {
+    for (;;) {
+      const step = this.plan();
+      if (!step) return;
+      const wait = step.at - Date.now();
+      if (step.run && wait <= 0) await step.run();
+      else await this.sleep(wait);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = Number.isFinite(ms) ? setTimeout(done, ms) : undefined;
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+
+  /** Lays out the segments, then picks the first one that needs a call. Undefined = all done. */
+  private plan(): Step | undefined {
+    this.layout();
+    for (const seg of this.segments) {
+      if (seg.done) continue;
+      if (seg.final === undefined) return this.liveStep(seg);
+      const blank = seg.final.trim() === "" && !seg.handle;
+      if (blank || (!seg.stream && seg.handle && seg.shown === seg.final)) {
+        seg.done = true;
+        continue;
+      }
+      return seg.stream ? this.at(true, () => this.finishStream(seg)) : this.at(this.called, () => this.deliverFinal(seg));
+    }
+    return this.ending ? undefined : { at: Number.POSITIVE_INFINITY };
+  }
+
+  private at(paced: boolean, run: () => Promise<void>): Step {
+    return { at: this.o.out.readyAt(paced), run };
+  }
+
+  private get called(): boolean {
+    return this.o.out.lastCallAt > Number.NEGATIVE_INFINITY;
+  }
+
+  /** Freezes chunks that outgrew the limit (or a native stream about to expire). */
+  private layout(): void {
+    if (this.text.length === 0) return;
+    if (this.md.text !== this.text) this.md = new MarkdownText(this.text);
+    if (this.segments.length === 0) this.segments.push({ start: 0, reopen: false });
+    for (;;) {
+      const live = this.segments.at(-1)!;
+      if (live.final !== undefined || live.done) return;
+      const limit = this.limit();
+      const room = this.ending ? limit : limit - Math.min(RESERVE, Math.floor(limit / 4));
+      if (this.md.tail(live.start, live.reopen).length > room) {
+        this.freeze(live, this.md.nextChunk(live.start, room, { reopen: live.reopen })!);
+        continue;
+      }
+      if (live.stream && !this.ending && Date.now() >= this.rotateAt(live)) {
+        const cut = this.md.nextChunk(live.start, limit, { reopen: live.reopen, force: true });
+        if (cut && cut.end > live.start) {
+          this.freeze(live, cut);
+          continue;
+        }
+      }
+      if (this.ending) {
+        if (live.start >= this.text.length) live.done = !live.handle;
+        else live.final = this.md.tail(live.start, live.reopen);
+      }
+      return;
+    }
+  }
+
+  private freeze(seg: Segment, cut: Cut): void {
+    seg.final = cut.text;
+    this.segments.push({ start: cut.end, reopen: cut.closed });
+  }
+
+  private limit(): number {
+    const { maxTextLength } = this.o.channel.capabilities;
+    const stream = this.o.channel.streamLimits?.maxTextLength;
+    return this.o.channel.startStream && stream ? Math.min(maxTextLength, stream) : maxTextLength;
+  }
+
+  /** When to finish a native stream and start the next, early enough to beat its expiry. */
+  private rotateAt(seg: Segment): number {
+    const max = this.o.channel.streamLimits?.maxDurationMs;
+    if (!max || seg.streamStartedAt === undefined) return Number.POSITIVE_INFINITY;
+    const margin = Math.min(max / 2, Math.max(2 * this.o.out.intervalMs, max / 10));
+    return seg.streamStartedAt + max - margin;
+  }
+
+  private liveStep(seg: Segment): Step {
+    if (seg.stream) {
+      if (this.display(seg) === seg.shown) return { at: this.rotateAt(seg) };
+      return this.at(true, () => this.updateStream(seg));
+    }
+    if (!this.o.channel.capabilities.edits && this.streamsOff) return { at: Number.POSITIVE_INFINITY };
+    // Platforms refuse blank messages: wait for visible text before posting.
+    if (!seg.handle)
+      return this.display(seg).trim() ? this.at(this.called, () => this.open(seg)) : { at: Number.POSITIVE_INFINITY };
+    if (this.display(seg) === seg.shown) return { at: Number.POSITIVE_INFINITY };
+    return this.at(true, () => this.editLive(seg));
+  }
+
+  /** The intermediate text: repaired Markdown plus running tools; raw for native streams. */
+  private display(seg: Segment): string {
+    const tail = this.md.tail(seg.start, seg.reopen);
+    if (seg.stream || (!this.streamsOff && !seg.handle)) return tail;
+    const tools = [...this.tools.values()];
+    const toolLine = tools.length > 0 ? `\n\n⏳ _${tools.at(-1)!.slice(0, 40)}…_` : "";
+    const shown = repairMarkdown(tail) + toolLine;
+    return shown.length <= this.limit() ? shown : tail;
+  }
+
+  private visibleNow(): void {
+    if (this.visible) return;
+    this.visible = true;
+    this.o.onVisible();
+  }
+
+  private async open(seg: Segment): Promise<void> {
+    if (!this.streamsOff && (await this.startStream(seg))) return;
+    if (this.streamsOff && !this.o.channel.capabilities.edits) return;
+    const text = this.display(seg);
+    try {
+      seg.handle = await this.o.out.call("send", () => this.o.channel.send(this.o.ref, { text }), this.called);
+      seg.shown = text;
+      this.visibleNow();
+    } catch (err) {
+      if (!(err instanceof PlatformRateLimitError)) this.o.logger.warn({ err }, "posting the reply failed; will retry");
+    }
+  }
+
+  /** Opens a native stream for `seg`; false when the channel cannot stream here (now or for the rest of the reply). */
+  private async startStream(seg: Segment): Promise<boolean> {
+    let stream: NativeStream | undefined;
+    const before = this.o.out.lastCallAt;
+    try {
+      stream = await this.o.out.call("stream", () => this.o.channel.startStream!(this.o.ref), this.called);
+    } catch (err) {
+      if (err instanceof PlatformRateLimitError) return true;
+      this.o.logger.warn({ err }, "starting a native stream failed; replying by message edits");
+    }
+    if (!stream) {
+      // Usually no platform call happened (the adapter declined), so the first post need not wait.
+      this.o.out.lastCallAt = before;
+      this.streamsOff = true;
+      return false;
+    }
+    seg.stream = stream;
+    seg.handle = stream.handle;
+    seg.streamStartedAt = Date.now();
+    await this.updateStream(seg, false);
+    return true;
+  }
+
+  private async updateStream(seg: Segment, paced = true): Promise<void> {
+    const text = this.display(seg);
+    try {
+      await this.o.out.call("stream", () => seg.stream!.update(text), paced);
+      seg.shown = text;
+      this.visibleNow();
+    } catch (err) {
+      if (err instanceof NotModifiedError) seg.shown = text;
+      else if (!(err instanceof PlatformRateLimitError)) await this.abandonStream(seg, err);
+    }
+  }
+
+  private async finishStream(seg: Segment): Promise<void> {
+    const final = seg.final!;
+    try {
+      await this.o.out.deliver("stream", () => seg.stream!.finish(final), true);
+      seg.shown = final;
+      seg.done = true;
+      this.visibleNow();
+    } catch (err) {
+      await this.abandonStream(seg, err);
+    }
+  }
+
+  /** A native stream broke: close it and carry on with plain messages, starting from its own. */
+  private async abandonStream(seg: Segment, err: unknown): Promise<void> {
+    this.o.logger.warn({ err }, "native stream failed; falling back to message edits");
+    this.streamsOff = true;
+    const stream = seg.stream!;
+    seg.stream = undefined;
+    seg.shown = undefined;
+    seg.fragile = true;
+    if (!this.o.channel.capabilities.edits) seg.handle = undefined;
+    const soFar = seg.final ?? this.md.tail(seg.start, seg.reopen);
+    try {
+      await this.o.out.call("stream", () => stream.abort(soFar), false);
+    } catch (abortErr) {
+      this.o.logger.debug({ err: abortErr }, "aborting the native stream failed");
+    }
+  }
+
+  private async editLive(seg: Segment): Promise<void> {
+    const text = this.display(seg);
+    try {
+      await this.o.out.call("edit", () => this.o.channel.edit(seg.handle!, { text }), true);
+      seg.shown = text;
+    } catch (err) {
+      if (err instanceof NotModifiedError) seg.shown = text;
+      else if (err instanceof PlatformRateLimitError) return;
+      else if (err instanceof PlatformNotFoundError || seg.fragile) this.dropHandle(seg, err);
+      else this.o.logger.warn({ err }, "editing the reply failed; will try again with newer text");
+    }
+  }
+
+  private dropHandle(seg: Segment, err: unknown): void {
+    this.o.logger.warn({ err }, "the reply's message cannot be edited; posting a new one");
+    seg.handle = undefined;
+    seg.shown = undefined;
+    seg.fragile = false;
+  }
+
+  /** The exact final text: edited into the message if possible, else posted anew. Throws if neither works. */
+  private async deliverFinal(seg: Segment): Promise<void> {
+    const final = seg.final!;
+    const { channel, out, ref } = this.o;
+    if (seg.handle && channel.capabilities.edits) {
+      try {
+        await out.deliver("edit", () => channel.edit(seg.handle!, { text: final }), true, seg.fragile ? 1 : undefined);
+        seg.shown = final;
+        seg.done = true;
+        return;
+      } catch (err) {
+        this.dropHandle(seg, err);
+      }
+    }
+    const handle = await out.deliver("send", () => channel.send(ref, { text: final }), this.called);
+    seg.handle = handle;
+    seg.shown = final;
+    seg.done = true;
+    this.visibleNow();
+  }
+}

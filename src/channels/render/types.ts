@@ -1,0 +1,50 @@
+/**
+ * What the dispatcher hands the renderer and gets back. The renderer turns one run's events
+ * into chat messages; it owns pacing, chunking, typing and platform-error handling for them.
+ */
+import type { Clarification } from "../../harness/types.js";
+import type { Logger } from "../../log/logger.js";
+import type { Channel, ConversationRef, MessageHandle } from "../types.js";
+
+/** Observers for metrics and status. Every hook is optional and must not throw. */
+export interface RenderHooks {
+  /** A platform call succeeded: a new message, an edit, or a native-stream call. */
+  onOutbound?(kind: "send" | "edit" | "stream"): void;
+  /** The platform answered 429; no call goes to the channel for `retryAfterMs`. */
+  onRateLimited?(retryAfterMs: number): void;
+  /** The user saw the first text of the reply. */
+  onFirstVisible?(): void;
+  /** A platform call failed (not the run's own `error` event, not a 429, not "not modified"). */
+  onError?(err: unknown): void;
+}
+
+export interface RenderOptions {
+  channel: Channel;
+  /** Where the reply goes. */
+  ref: ConversationRef;
+  logger: Logger;
+  hooks?: RenderHooks;
+  /** Short id the question's buttons carry (the dispatcher stores it with the pending question). */
+  questionId: string;
+}
+
+/**
+ * How a rendered run ended. `messages` are the reply's text messages, oldest first; the
+ * question and the error notice are not among them.
+ */
+export type RenderOutcome =
+  /** The run finished; `text` is the whole reply exactly as delivered (empty if it said nothing). */
+  | { kind: "done"; text: string; messages: MessageHandle[] }
+  /** The run paused on a question, now posted as `question`. */
+  | { kind: "clarification"; clarification: Clarification; question: MessageHandle; messages: MessageHandle[] }
+  /**
+   * The run failed and a notice was posted. `message` is the run's error message, or for a
+   * failing event stream (`code` "internal") the underlying error's text, which the chat does
+   * not see: it gets a generic notice instead.
+   */
+  | { kind: "error"; code: string; message: string; messages: MessageHandle[] };
+
+/** Minimum time between two calls that change one reply, for this conversation. */
+export function editInterval(channel: Channel, ref: ConversationRef): number {
+  return channel.editIntervalMs?.(ref) ?? channel.capabilities.minEditIntervalMs;
+}

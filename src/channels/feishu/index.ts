@@ -86,6 +86,7 @@ export class FeishuChannel {
     this.state = "starting";
     try {
       const api = this.ensureApi();
+      if (this.config.mode === "websocket") this.checkAppIdForm();
       this.botOpenId = (await api.botInfo()).openId;
       const dispatcher = this.dispatcher(sink);
       if (this.config.mode === "webhook") this.mountWebhook(dispatcher);
@@ -224,13 +225,6 @@ export class FeishuChannel {
 
   private async connect(dispatcher: lark.EventDispatcher): Promise<void> {
     const { appId, appSecret } = this.credentials();
-    if (!/^cli_[0-9a-fA-F]{16}$/.test(appId)) {
-      throw new ChannelError(
-        this.name,
-        "config_invalid",
-        `channels.${this.name}.app_id must be "cli_" and 16 hex digits for the long connection (got "${appId}")`,
-      );
-    }
     this.connection = new LongConnection({
       appId,
       appSecret,
@@ -239,6 +233,18 @@ export class FeishuChannel {
       onError: (err) => this.noteError(err),
     });
     await this.connection.start(dispatcher);
+  }
+
+  /** The SDK's long connection silently does nothing for any other form, so say it up front. */
+  private checkAppIdForm(): void {
+    const { appId } = this.credentials();
+    if (!/^cli_[0-9a-fA-F]{16}$/.test(appId)) {
+      throw new ChannelError(
+        this.name,
+        "config_invalid",
+        `channels.${this.name}.app_id must be "cli_" and 16 hex digits for the long connection (got "${appId}")`,
+      );
+    }
   }
 
   private ensureApi(): FeishuApi {

@@ -1,0 +1,5 @@
+import { channelContract } from "../contract/channel-contract.js";
+import { FeishuDriver } from "../fakes/feishu/driver.js";
+
+channelContract("feishu (websocket)", () => FeishuDriver.start({ mode: "websocket" }));
+channelContract("feishu (webhook)", () => FeishuDriver.start({ mode: "webhook" }));

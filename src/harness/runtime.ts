@@ -123,6 +123,8 @@ export class AgentHarness implements Harness {
       }
       yield* this.#stream(threadId, input, options, controller.signal);
     } finally {
+      // A caller that stops iterating early must not leave the graph running in the background.
+      controller.abort();
       options.signal?.removeEventListener("abort", abort);
       this.#active.delete(threadId);
     }

@@ -5,6 +5,7 @@ import { type AgentMiddleware, createMiddleware } from "langchain";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { AgentHarness, buildMiddlewareChain, createAntlerAgent } from "../../src/harness/index.js";
 import { patchDanglingToolCalls } from "../../src/harness/middleware/dangling-tool-calls.js";
+import { antlerSummarizationMiddleware } from "../../src/harness/middleware/summarization.js";
 import { type MockModel, startMockModel } from "../fakes/openai.js";
 import { collect, deltas, last, startHarness } from "./helpers.js";
 
@@ -175,5 +176,29 @@ describe("dynamic context and title", () => {
     expect(mock.requests).toHaveLength(3);
     expect((await t.harness.getThread("t"))?.title).toBe("Paint Color Choice");
     await t.harness.close();
+  });
+});
+
+describe("summarization", () => {
+  it("replaces old history with a summary once past the trigger; summary tokens are not reply text", async () => {
+    const model = modelOf(mock);
+    const agent = createAntlerAgent({
+      model,
+      features: { summarization: antlerSummarizationMiddleware({ model, triggerTokens: 40, keepMessages: 2 }) },
+      checkpointer: new MemorySaver(),
+    });
+    const harness = new AgentHarness({ agent, modelName: "mock" });
+    const long = "word ".repeat(30);
+    await collect(harness.run("t", `first ${long}`));
+    mock.enqueue({ text: "SUMMARY-OF-EARLIER-TALK" }, { text: "second answer" });
+    const events = await collect(harness.run("t", "second"));
+    expect(last(events)).toMatchObject({ type: "done", text: "second answer" });
+    const final = mock.requests.at(-1)?.messages ?? [];
+    expect(final.map((m) => JSON.stringify(m.content)).join("\n")).toContain("SUMMARY-OF-EARLIER-TALK");
+    // The first user message is gone from what the model sees; only the summary stands for it.
+    expect(final.some((m) => m.role === "user" && JSON.stringify(m.content).startsWith('"first'))).toBe(false);
+    expect(mock.requests.at(-3)?.messages.some((m) => m.role === "user" && JSON.stringify(m.content).startsWith('"first'))).toBe(
+      true,
+    );
   });
 });

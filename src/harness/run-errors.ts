@@ -44,7 +44,7 @@ export const MESSAGES = {
   malformed: "The AI model sent a reply that could not be read. Please try again.",
   recursion: "The agent took too many steps without finishing and stopped.",
   internal: "Something went wrong while answering. Please try again.",
-  cancelled: "The run was cancelled.",
+  cancelled: "Stopped: the reply was cancelled.",
   busy: "A reply is still being written in this conversation. Please wait for it to finish.",
   no_pending: "There is no open question to answer in this conversation.",
 } as const;

@@ -9,6 +9,8 @@
  * detection's stop notice) are streamed as text too. `done.text` is all of that, concatenated.
  *
  * Tool events skip `ask_clarification`: its question arrives as the `clarification` event.
+ * `tool_start` is sent when the model's response completes; a call that loop detection then
+ * strips never runs, so it gets no `tool_end`.
  */
 import { type AIMessage, type BaseMessage, isAIMessage, isAIMessageChunk, isToolMessage } from "@langchain/core/messages";
 import { NOTICE_FLAG } from "./middleware/loop-detection.js";

@@ -125,6 +125,6 @@ function inlineOne(token: Token): string {
 /** Slack ignores emphasis markers that touch whitespace, so keep the spaces outside them. */
 function wrap(mark: string, text: string): string {
   const m = /^(\s*)([\s\S]*?)(\s*)$/.exec(text);
-  if (!m || !m[2]) return text;
+  if (!m?.[2]) return text;
   return `${m[1]}${mark}${m[2]}${mark}${m[3]}`;
 }

@@ -34,7 +34,7 @@ function row(r: ChannelReport, now: number): string {
   return `<tr data-channel="${esc(r.name)}">
   <td><b>${esc(r.name)}</b><div class="muted">${esc(r.mode ?? "")}</div></td>
   <td><span class="state" style="background:${color}">${esc(r.state)}</span>${r.connected ? "" : ' <span class="muted">not connected</span>'}
-    ${r.reason ? `<div class="reason">${esc(r.reason)}</div>` : ""}</td>
+    ${r.reason ? `<div class="${r.state === "failed" ? "reason" : "muted"}">${esc(r.reason)}</div>` : ""}</td>
   <td>${problem}</td>
   <td>in ${ago(r.last_inbound_at, now)}<br>out ${ago(r.last_outbound_at, now)}</td>
   <td class="num">${c.inbound} / ${c.runs} / ${c.replies} / ${c.errors} / ${c.rate_limited}</td>

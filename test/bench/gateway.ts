@@ -1,0 +1,65 @@
+/**
+ * `npm run bench`: N conversations at once through the whole gateway (dispatcher, renderer,
+ * SQLite store, embedded harness) on the loopback platform, against a zero-delay mock model.
+ * Prints throughput, time from a user's message to the first visible reply text (p50/p99), and
+ * peak RSS. A benchmark, not a test: on a shared machine compare ratios from one run only.
+ *
+ *   npm run bench -- [conversations=20] [messagesPerConversation=5]
+ */
+import { startTestGateway } from "../contract/gateway.js";
+import { LoopbackWorld } from "../fakes/loopback.js";
+
+const conversations = Number(process.argv[2] ?? 20);
+const perConversation = Number(process.argv[3] ?? 5);
+const REPLY =
+  "This is a benchmark reply of a few dozen words, streamed in small chunks so the renderer has edits to make. ".repeat(2);
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+const world = new LoopbackWorld({ minEditIntervalMs: 20 });
+const gw = await startTestGateway({
+  channels: { loop: world.channelConfig() },
+  gateway: { max_concurrent_runs: conversations, queue_size: perConversation + 1 },
+});
+gw.model.setDefault({ text: REPLY, chunkSize: 8 });
+
+let peakRss = process.memoryUsage().rss;
+const sampler = setInterval(() => {
+  peakRss = Math.max(peakRss, process.memoryUsage().rss);
+}, 20);
+
+async function until<T>(check: () => T | undefined | false): Promise<T> {
+  for (;;) {
+    const value = check();
+    if (value) return value;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+async function converse(i: number, firstVisible: number[]): Promise<void> {
+  const chatId = `bench${i}`;
+  for (let n = 0; n < perConversation; n++) {
+    const before = world.botMessages(chatId).length;
+    const sent = Date.now();
+    await world.userSays(`message ${n}`, { chatId });
+    const reply = await until(() => world.botMessages(chatId)[before]);
+    firstVisible.push((reply.versions[0]?.at ?? Date.now()) - sent);
+    await until(() => world.botMessages(chatId)[before]?.text === REPLY);
+  }
+}
+
+const firstVisible: number[] = [];
+const started = Date.now();
+await Promise.all(Array.from({ length: conversations }, (_, i) => converse(i, firstVisible)));
+const seconds = (Date.now() - started) / 1000;
+clearInterval(sampler);
+await gw.stop();
+
+const total = conversations * perConversation;
+console.log(`conversations: ${conversations}, messages each: ${perConversation}, replies: ${total}`);
+console.log(`throughput: ${(total / seconds).toFixed(1)} messages/s (${seconds.toFixed(2)} s)`);
+console.log(`first visible text: p50 ${percentile(firstVisible, 50)} ms, p99 ${percentile(firstVisible, 99)} ms`);
+console.log(`peak RSS: ${(peakRss / 1024 / 1024).toFixed(0)} MiB`);

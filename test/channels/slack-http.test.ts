@@ -3,8 +3,8 @@
  * receiver. Signatures, replay window, url_verification, retries, interactivity, ack timing.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FakeSlack } from "../fakes/slack/index.js";
 import { type AdapterRig, adapterRig } from "../fakes/slack/adapter.js";
+import { FakeSlack } from "../fakes/slack/index.js";
 
 let fake: FakeSlack;
 let rig: AdapterRig;
@@ -20,7 +20,13 @@ afterEach(async () => {
   await fake?.close();
 });
 
-const mentionEvent = () => ({ type: "app_mention", user: "U0001", text: "<@UBOT> hi", ts: "1700000100.000100", channel: "C0001" });
+const mentionEvent = () => ({
+  type: "app_mention",
+  user: "U0001",
+  text: "<@UBOT> hi",
+  ts: "1700000100.000100",
+  channel: "C0001",
+});
 
 describe("slack http mode", () => {
   it("is connected once the route is mounted, without opening a socket", () => {
@@ -84,7 +90,10 @@ describe("slack http mode", () => {
     await rig.channel.send(ref, { text: "Which?", questionId: "q2", buttons: [{ id: "y", label: "Yes" }] });
     const click = await fake.click("Yes");
     expect(click.status).toBe(200);
-    expect(rig.inbox.at(-1)).toMatchObject({ action: { questionId: "q2", buttonId: "y" }, ref: { key: `slack:T0001:C0001:${root}` } });
+    expect(rig.inbox.at(-1)).toMatchObject({
+      action: { questionId: "q2", buttonId: "y" },
+      ref: { key: `slack:T0001:C0001:${root}` },
+    });
   });
 
   it("takes its route down on stop", async () => {

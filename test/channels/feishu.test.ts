@@ -257,7 +257,14 @@ describe("feishu CardKit streaming", () => {
     const seqs = card?.sequences ?? [];
     expect(seqs.length).toBe(6);
     for (let i = 1; i < seqs.length; i++) expect(seqs[i]).toBeGreaterThan(seqs[i - 1] as number);
-    expect(msg?.versions.map((v) => v.text)).toEqual(["", "Hello", "Hello, wor", "Hello, world", "Hello, world. Done", "Hello, world. Done."]);
+    expect(msg?.versions.map((v) => v.text)).toEqual([
+      "",
+      "Hello",
+      "Hello, wor",
+      "Hello, world",
+      "Hello, world. Done",
+      "Hello, world. Done.",
+    ]);
     expect(rig.fake.world.rateLimited()).toEqual([]);
   });
 

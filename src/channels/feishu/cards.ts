@@ -72,15 +72,6 @@ export function streamingCard(): Record<string, unknown> {
   };
 }
 
-/** The whole streaming card with final content and streaming closed, for a full-card update. */
-export function finishedStreamingCard(markdown: string): Record<string, unknown> {
-  return {
-    schema: "2.0",
-    config: { update_multi: true, streaming_mode: false },
-    body: { elements: [{ tag: "markdown", element_id: STREAM_ELEMENT_ID, content: toCardMarkdown(markdown) || " " }] },
-  };
-}
-
 /** Buttons as stored in a handle, so an edit without `buttons` keeps the old ones. */
 export function storedButtons(content: { buttons?: ButtonSpec[]; questionId?: string }): JsonValue | undefined {
   if (!content.buttons?.length) return undefined;

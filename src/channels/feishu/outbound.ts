@@ -44,7 +44,9 @@ export class FeishuOutbound {
         const cardId = handle.extra?.cardId;
         // Cards sent by card_id ignore message PATCH; they are replaced through CardKit.
         if (kind === "cardkit" && typeof cardId === "string") {
-          await this.api.replaceCard(cardId, card, this.sequences.next(cardId));
+          // The replacement also ends streaming mode, whatever state the broken stream left.
+          const closed = { ...card, config: { ...(card.config as object), streaming_mode: false } };
+          await this.api.replaceCard(cardId, closed, this.sequences.next(cardId));
         } else {
           await this.api.patchCard(handle.id, card);
         }

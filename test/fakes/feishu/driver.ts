@@ -18,7 +18,8 @@ export class FeishuDriver implements ContractDriver {
   ) {}
 
   static async start(options: DriverOptions): Promise<FeishuDriver> {
-    const secrets = options.mode === "webhook" ? { encryptKey: "contract-encrypt-key", verificationToken: "contract-vtoken" } : {};
+    const secrets =
+      options.mode === "webhook" ? { encryptKey: "contract-encrypt-key", verificationToken: "contract-vtoken" } : {};
     const fake = await new FeishuFake(secrets).start();
     fake.via = options.mode === "webhook" ? "webhook" : "ws";
     return new FeishuDriver(fake, options.mode);

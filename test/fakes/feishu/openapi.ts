@@ -59,7 +59,7 @@ export async function handleOpenApi(env: OpenApiEnv, req: IncomingMessage, res: 
   } else if (route.auth && !world.validToken(req.headers.authorization)) {
     reply = { status: 400, body: { code: 99991663, msg: "Invalid access token for authorization" } };
   } else {
-    const fault = route.op === "reaction_delete" ? undefined : world.takeFault(route.op);
+    const fault = route.op === "reaction_delete" ? undefined : world.takeFault(route.op, body.msg_type);
     if (fault) {
       const headers: Record<string, string> = fault.retryAfterSec ? { "x-ogw-ratelimit-reset": String(fault.retryAfterSec) } : {};
       reply = { status: fault.status, body: { code: fault.code, msg: fault.msg ?? "injected fault" }, headers };

@@ -2,8 +2,9 @@
  * A Feishu adapter wired to the fake: the real SDK inside `FeishuChannel`, a real HttpServer on
  * port 0 for webhook mode, and a sink that records what the core would receive.
  */
-import { FeishuChannel } from "../../../src/channels/feishu/index.js";
+
 import { FeishuChannelConfig } from "../../../src/channels/feishu/config.js";
+import { FeishuChannel } from "../../../src/channels/feishu/index.js";
 import type { InboundMessage } from "../../../src/channels/types.js";
 import { createLogger, type Logger } from "../../../src/log/logger.js";
 import { HttpServer } from "../../../src/server/http.js";

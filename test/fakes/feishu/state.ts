@@ -26,6 +26,8 @@ export interface Fault {
   msg?: string;
   /** Seconds, sent as `x-ogw-ratelimit-reset`. */
   retryAfterSec?: number;
+  /** Only calls sending this `msg_type` fail (e.g. refuse cards but not text). */
+  msgType?: string;
 }
 
 export interface ApiCall {
@@ -78,8 +80,10 @@ export class FeishuWorld {
     this.faults.push({ op, fault, remaining: times });
   }
 
-  takeFault(op: FaultOp): Fault | undefined {
-    const entry = this.faults.find((f) => f.op === op && f.remaining > 0);
+  takeFault(op: FaultOp, msgType?: unknown): Fault | undefined {
+    const entry = this.faults.find(
+      (f) => f.op === op && f.remaining > 0 && (f.fault.msgType === undefined || f.fault.msgType === msgType),
+    );
     if (!entry) return undefined;
     entry.remaining -= 1;
     return entry.fault;

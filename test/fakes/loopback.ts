@@ -5,7 +5,6 @@
  * user would see, with the time each version appeared.
  */
 import { z } from "zod";
-import { ChannelError, NotModifiedError, PlatformNotFoundError, PlatformRateLimitError } from "../../src/errors.js";
 import type {
   Channel,
   ChannelCapabilities,
@@ -15,8 +14,11 @@ import type {
   InboundMessage,
   InboundSink,
   MessageHandle,
+  NativeStream,
+  NativeStreamLimits,
   OutboundContent,
 } from "../../src/channels/types.js";
+import { ChannelError, NotModifiedError, PlatformNotFoundError, PlatformRateLimitError } from "../../src/errors.js";
 
 export interface LoopbackMessage {
   id: string;
@@ -27,9 +29,11 @@ export interface LoopbackMessage {
   questionId?: string;
   versions: Array<{ text: string; at: number }>;
   fromBot: boolean;
+  /** Set on messages shown by a native stream: whether it is still streaming. */
+  stream?: { state: "open" | "finished" | "aborted"; startedAt: number };
 }
 
-type Op = "send" | "edit" | "typing";
+type Op = "send" | "edit" | "typing" | "stream";
 interface Fault {
   op: Op;
   /** Fail this many of the next calls. */
@@ -47,6 +51,14 @@ export interface LoopbackOptions {
   buttons?: boolean;
   /** Reject an edit that comes sooner than minEditIntervalMs after the last one with 429. */
   enforceEditInterval?: boolean;
+  /** How long one typing indicator lasts (the channel's `typingIntervalMs`). Default 1000. */
+  typingIntervalMs?: number;
+  /**
+   * Give the channel native streams (`startStream`) with these limits. Like Slack's streams, an
+   * update past `maxDurationMs` fails (expired), as does any call on a finished stream, and an
+   * open stream's message cannot be edited.
+   */
+  nativeStream?: Partial<NativeStreamLimits>;
 }
 
 /** The fake platform. One world can serve several channel instances (restarts). */
@@ -107,7 +119,14 @@ export class LoopbackWorld {
   /** A user message arrives. Returns the InboundMessage handed to the core. */
   async userSays(
     text: string,
-    opts: { chatId?: string; userId?: string; chatType?: "direct" | "group"; mentioned?: boolean; eventId?: string; threadId?: string } = {},
+    opts: {
+      chatId?: string;
+      userId?: string;
+      chatType?: "direct" | "group";
+      mentioned?: boolean;
+      eventId?: string;
+      threadId?: string;
+    } = {},
   ): Promise<InboundMessage> {
     const chatId = opts.chatId ?? "dm1";
     const channel = this.requireChannel();
@@ -185,6 +204,7 @@ export class LoopbackWorld {
     const message = this.messages.find((m) => m.id === id);
     if (!message) throw new PlatformNotFoundError(this.channel?.name ?? "loopback", "message to edit not found");
     this.gate("edit");
+    if (message.stream?.state === "open") throw new ChannelError("loopback", "streaming_state_conflict", "message is streaming");
     const now = Date.now();
     const interval = this.options.minEditIntervalMs ?? 0;
     const last = message.versions.at(-1)?.at ?? 0;
@@ -200,6 +220,53 @@ export class LoopbackWorld {
     message.text = content.text;
     message.buttons = buttons;
     message.versions.push({ text: content.text, at: now });
+  }
+
+  startStream(ref: ConversationRef): LoopbackMessage {
+    this.gate("stream");
+    const message: LoopbackMessage = {
+      id: `m${this.seq++}`,
+      chatId: ref.chatId,
+      ...(ref.threadId ? { threadId: ref.threadId } : {}),
+      text: "",
+      buttons: [],
+      versions: [],
+      fromBot: true,
+      stream: { state: "open", startedAt: Date.now() },
+    };
+    this.messages.push(message);
+    return message;
+  }
+
+  /** Shows `text` in an open stream; `close` ends it as finished or aborted. */
+  streamText(id: string, text: string, close?: "finished" | "aborted"): void {
+    const message = this.messages.find((m) => m.id === id);
+    if (!message?.stream) throw new PlatformNotFoundError(this.channel?.name ?? "loopback", "stream not found");
+    if (close !== "aborted") this.gate("stream");
+    const now = Date.now();
+    const limits = this.streamLimits();
+    if (message.stream.state !== "open") throw new ChannelError("loopback", "stream_closed", "message is not streaming");
+    if (now - message.stream.startedAt > limits.maxDurationMs) {
+      message.stream.state = "aborted";
+      throw new ChannelError("loopback", "stream_expired", "the stream expired");
+    }
+    const last = message.versions.at(-1)?.at ?? 0;
+    if (close !== "aborted" && this.options.enforceEditInterval && now - last < (this.options.minEditIntervalMs ?? 0)) {
+      this.calls.push({ op: "rejected", at: now, detail: "stream update too fast" });
+      throw new PlatformRateLimitError("loopback", (this.options.minEditIntervalMs ?? 0) - (now - last));
+    }
+    if (text.length > limits.maxTextLength) throw new ChannelError("loopback", "too_long", "stream text is too long");
+    if (close) message.stream.state = close;
+    if (text === message.text) {
+      if (close) return;
+      throw new NotModifiedError("loopback");
+    }
+    message.text = text;
+    message.versions.push({ text, at: now });
+  }
+
+  streamLimits(): NativeStreamLimits {
+    return { maxTextLength: 4096, maxDurationMs: 60_000, ...this.options.nativeStream };
   }
 
   noteTyping(chatId: string): void {
@@ -253,6 +320,9 @@ export class LoopbackChannel implements Channel {
   readonly capabilities: ChannelCapabilities;
   private readonly world: LoopbackWorld;
   private state: ChannelStatus["state"] = "stopped";
+  /** Present only when the world has `nativeStream` set. */
+  readonly streamLimits?: NativeStreamLimits;
+  startStream?: (ref: ConversationRef) => Promise<NativeStream | undefined>;
   private lastError: { message: string; at: number } | null = null;
 
   constructor(ctx: ChannelContext<LoopbackChannelConfig>) {
@@ -266,9 +336,13 @@ export class LoopbackChannel implements Channel {
       buttons: o.buttons ?? true,
       threads: false,
       markdown: "commonmark",
-      typingIntervalMs: 1000,
+      typingIntervalMs: o.typingIntervalMs ?? 1000,
     };
     this.world.attach(this, undefined);
+    if (o.nativeStream) {
+      this.streamLimits = this.world.streamLimits();
+      this.startStream = async (ref) => this.openStream(ref);
+    }
   }
 
   async start(sink: InboundSink): Promise<void> {
@@ -309,5 +383,23 @@ export class LoopbackChannel implements Channel {
 
   async typing(ref: ConversationRef): Promise<void> {
     this.world.noteTyping(ref.chatId);
+  }
+
+  private openStream(ref: ConversationRef): NativeStream {
+    const world = this.world;
+    const message = world.startStream(ref);
+    return {
+      handle: { id: message.id, ref },
+      update: async (text) => world.streamText(message.id, text),
+      finish: async (text) => world.streamText(message.id, text, "finished"),
+      abort: async (text) => {
+        try {
+          world.streamText(message.id, text, "aborted");
+        } catch {
+          // abort never throws: the stream is closed either way.
+          if (message.stream) message.stream.state = "aborted";
+        }
+      },
+    };
   }
 }

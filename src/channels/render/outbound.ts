@@ -15,6 +15,8 @@ const FINAL_ATTEMPTS = 3;
 const BACKOFF_MS = 250;
 /** 429s a final delivery sits out before it gives up on the platform. */
 const MAX_RATE_LIMIT_WAITS = 20;
+/** The platform stamps a call a moment after we start it, and clocks tick in whole ms. */
+const PACING_SLACK_MS = 2;
 
 export type CallKind = "send" | "edit" | "stream";
 
@@ -39,7 +41,7 @@ export class Outbound {
   /** Earliest time (ms since epoch) a call may start. Paced calls also keep the interval. */
   readyAt(paced: boolean): number {
     const gate = blockedUntil.get(this.channel) ?? 0;
-    return Math.max(gate, paced ? this.lastCallAt + this.intervalMs : 0);
+    return Math.max(gate, paced ? this.lastCallAt + this.intervalMs + PACING_SLACK_MS : 0);
   }
 
   async waitReady(paced: boolean): Promise<void> {

@@ -24,13 +24,13 @@ function render(markdown: string, style: Style): string {
     .trim();
 }
 
-function blocks(tokens: Token[], style: Style): string {
+function blocks(tokens: Token[], style: Style, separator = "\n\n"): string {
   const out: string[] = [];
   for (const token of tokens) {
     const text = block(token, style);
     if (text !== undefined) out.push(text);
   }
-  return out.join("\n\n");
+  return out.join(separator);
 }
 
 function block(token: Token, style: Style): string | undefined {
@@ -73,12 +73,10 @@ function list(token: Tokens.List, style: Style): string {
     .map((item, i) => {
       const marker = token.ordered ? `${start + i}. ` : "- ";
       const box = item.task ? (item.checked ? "[x] " : "[ ] ") : "";
-      const body = blocks(
-        item.tokens.filter((t) => t.type !== "checkbox"),
-        style,
-      );
+      const parts = item.tokens.filter((t) => t.type !== "checkbox");
+      const body = blocks(parts, style, item.loose ? "\n\n" : "\n");
       // Nested blocks line up under the item's text.
-      const indented = body.replace(/\n/g, `\n${" ".repeat(marker.length)}`);
+      const indented = body.replace(/\n(?=[^\n])/g, `\n${" ".repeat(marker.length)}`);
       return `${marker}${box}${indented}`;
     })
     .join("\n");

@@ -36,7 +36,7 @@ export interface UserMessage {
 export interface Delivery {
   eventId: string;
   messageId?: string;
-  via: "ws" | "webhook";
+  via: "ws" | "webhook" | "none";
   ack?: WsAck;
   webhook?: WebhookResult;
   /** What the app answered (a card callback's toast or card). */
@@ -52,8 +52,8 @@ export const USER = "ou_user00000000000001";
 export class FeishuFake {
   readonly world: FeishuWorld;
   readonly ws = new FakeWsServer();
-  /** How events reach the app. */
-  via: "ws" | "webhook" = "ws";
+  /** How events reach the app; `none` only records the user's message. */
+  via: "ws" | "webhook" | "none" = "ws";
   /** The app's webhook URL, for `via: "webhook"`. */
   webhookTarget: string | undefined;
   /** Every event envelope sent, by event_id. */
@@ -199,6 +199,7 @@ export class FeishuFake {
     const eventId = envelope.header.event_id as string;
     this.sent.set(eventId, envelope);
     this.lastEventId = eventId;
+    if (this.via === "none") return { eventId, via: "none" };
     if (this.via === "ws") {
       const ack = await this.ws.deliver(envelope);
       return { eventId, via: "ws", ack, answer: ack.data };

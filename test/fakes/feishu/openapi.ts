@@ -91,7 +91,7 @@ function dispatch(env: OpenApiEnv, op: Route["op"], params: string[], url: URL, 
       return ok({ tenant_access_token: world.issueToken().token, expire: 7200 }, false);
     case "ws_endpoint":
       if (body.AppID !== o.appId || body.AppSecret !== o.appSecret)
-        return { status: 200, body: { code: 514, msg: "auth failed" } };
+        return { status: 200, body: { code: 514, msg: "auth failed", data: {} } };
       return ok({
         data: {
           URL: env.wsUrl(),

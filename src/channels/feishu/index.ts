@@ -153,6 +153,8 @@ export class FeishuChannel {
         return undefined;
       });
     this.reactions.set(messageId, added);
+    // A typing that never got its typingDone must not pin memory forever.
+    if (this.reactions.size > 1000) this.reactions.delete(this.reactions.keys().next().value as string);
     await added;
   }
 

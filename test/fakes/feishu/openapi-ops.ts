@@ -61,60 +61,10 @@ const isReply = (v: View | CardJson | Reply): v is Reply => "status" in v && "bo
 
 export function applyMessageOp(world: FeishuWorld, op: string, params: string[], url: URL, body: Record<string, unknown>): Reply {
   const now = Date.now();
-  if (op === "send" || op === "reply") {
-    const parent = op === "reply" ? world.message(params[0] ?? "") : undefined;
-    if (op === "reply" && !parent) return fail(230011, "the message to reply to was not found or was recalled");
-    if (op === "send" && url.searchParams.get("receive_id_type") !== "chat_id")
-      return fail(230001, "receive_id_type must be chat_id");
-    const chatId = parent?.chatId ?? String(body.receive_id ?? "");
-    const chat = world.messages.find((m) => m.chatId === chatId);
-    if (!chat) return fail(230002, "the bot is not in this chat");
-    if (world.overLimit(`send:${chatId}`, LIMITS.sendPerSecondPerChat, now)) return rateLimited();
-    const v = view(world, body.msg_type, body.content);
-    if (isReply(v)) return v;
-    const rootId = parent ? (parent.rootId ?? parent.id) : undefined;
-    const message: FakeMessage = {
-      id: world.id("om_"),
-      chatId,
-      chatType: chat.chatType,
-      inThread: parent ? body.reply_in_thread === true || parent.inThread : false,
-      from: "bot",
-      senderOpenId: world.options.botOpenId,
-      msgType: String(body.msg_type),
-      content: String(body.content),
-      text: v.text,
-      buttons: v.buttons,
-      versions: [{ text: v.text, at: now }],
-      edits: 0,
-      reactions: [],
-      createdAt: now,
-    };
-    if (rootId) message.rootId = rootId;
-    if (parent) message.parentId = parent.id;
-    if (v.card) message.card = v.card;
-    if (v.cardId) {
-      message.cardId = v.cardId;
-      (world.cards.get(v.cardId) as FakeCard).messageId = message.id;
-    }
-    world.messages.push(message);
-    return ok({ message_id: message.id, root_id: rootId, chat_id: chatId, msg_type: message.msgType });
-  }
+  if (op === "send" || op === "reply") return postMessage(world, op, params, url, body, now);
   const message = world.message(params[0] ?? "");
   if (!message) return fail(230011, "message not found or recalled");
-  if (op === "patch") {
-    if (message.from !== "bot" || message.msgType !== "interactive") return fail(230001, "only the bot's cards can be updated");
-    if (world.overLimit(`patch:${message.id}`, LIMITS.patchPerSecond, now)) return rateLimited();
-    // Cards sent by card_id are CardKit entities: message PATCH silently does nothing to them.
-    if (message.cardId) return ok();
-    if (message.card?.config?.update_multi !== true) return fail(230099, "only cards with config.update_multi can be updated");
-    const v = view(world, "interactive", body.content);
-    if (isReply(v)) return v;
-    if (v.cardId) return fail(230001, "cannot PATCH a message into a card entity");
-    message.card = v.card as CardJson;
-    message.content = String(body.content);
-    show(message, v.text, v.buttons, now);
-    return ok();
-  }
+  if (op === "patch") return patchMessage(world, message, body, now);
   if (op === "update") {
     if (message.from !== "bot" || (message.msgType !== "text" && message.msgType !== "post")) {
       return fail(230001, "only text and post messages can be edited");
@@ -141,6 +91,68 @@ export function applyMessageOp(world: FeishuWorld, op: string, params: string[],
     return ok();
   }
   return fail(404, `unhandled op ${op}`, 404);
+}
+
+/** send (to a chat) or reply (to a message, in its topic when asked). */
+function postMessage(
+  world: FeishuWorld,
+  op: string,
+  params: string[],
+  url: URL,
+  body: Record<string, unknown>,
+  now: number,
+): Reply {
+  const parent = op === "reply" ? world.message(params[0] ?? "") : undefined;
+  if (op === "reply" && !parent) return fail(230011, "the message to reply to was not found or was recalled");
+  if (op === "send" && url.searchParams.get("receive_id_type") !== "chat_id")
+    return fail(230001, "receive_id_type must be chat_id");
+  const chatId = parent?.chatId ?? String(body.receive_id ?? "");
+  const chat = world.messages.find((m) => m.chatId === chatId);
+  if (!chat) return fail(230002, "the bot is not in this chat");
+  if (world.overLimit(`send:${chatId}`, LIMITS.sendPerSecondPerChat, now)) return rateLimited();
+  const v = view(world, body.msg_type, body.content);
+  if (isReply(v)) return v;
+  const rootId = parent ? (parent.rootId ?? parent.id) : undefined;
+  const message: FakeMessage = {
+    id: world.id("om_"),
+    chatId,
+    chatType: chat.chatType,
+    inThread: parent ? body.reply_in_thread === true || parent.inThread : false,
+    from: "bot",
+    senderOpenId: world.options.botOpenId,
+    msgType: String(body.msg_type),
+    content: String(body.content),
+    text: v.text,
+    buttons: v.buttons,
+    versions: [{ text: v.text, at: now }],
+    edits: 0,
+    reactions: [],
+    createdAt: now,
+  };
+  if (rootId) message.rootId = rootId;
+  if (parent) message.parentId = parent.id;
+  if (v.card) message.card = v.card;
+  if (v.cardId) {
+    message.cardId = v.cardId;
+    (world.cards.get(v.cardId) as FakeCard).messageId = message.id;
+  }
+  world.messages.push(message);
+  return ok({ message_id: message.id, root_id: rootId, chat_id: chatId, msg_type: message.msgType });
+}
+
+function patchMessage(world: FeishuWorld, message: FakeMessage, body: Record<string, unknown>, now: number): Reply {
+  if (message.from !== "bot" || message.msgType !== "interactive") return fail(230001, "only the bot's cards can be updated");
+  if (world.overLimit(`patch:${message.id}`, LIMITS.patchPerSecond, now)) return rateLimited();
+  // Cards sent by card_id are CardKit entities: message PATCH silently does nothing to them.
+  if (message.cardId) return ok();
+  if (message.card?.config?.update_multi !== true) return fail(230099, "only cards with config.update_multi can be updated");
+  const v = view(world, "interactive", body.content);
+  if (isReply(v)) return v;
+  if (v.cardId) return fail(230001, "cannot PATCH a message into a card entity");
+  message.card = v.card as CardJson;
+  message.content = String(body.content);
+  show(message, v.text, v.buttons, now);
+  return ok();
 }
 
 export function applyCardOp(world: FeishuWorld, op: string, params: string[], body: Record<string, unknown>): Reply {

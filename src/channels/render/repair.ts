@@ -15,9 +15,13 @@ export function repairMarkdown(partial: string): string {
   const fence = fenceAtEnd(partial);
   if (fence) return `${partial}${partial.endsWith("\n") ? "" : "\n"}${closerOf(fence)}`;
   const lineStart = partial.lastIndexOf("\n") + 1;
-  return partial.slice(0, lineStart) + repairLine(partial.slice(lineStart));
+  const line = partial.slice(lineStart);
+  // A last line that is a fence marker just closed a code block: nothing inline to repair.
+  if (FENCE_LINE.test(line)) return partial;
+  return partial.slice(0, lineStart) + repairLine(line);
 }
 
+const FENCE_LINE = /^[ \t]*(`{3,}|~{3,})/;
 const OPENABLE = /^(\*{1,3}|_{1,3}|~{1,2})$/;
 const DANGLING_TAIL = /(^|\s)[*_~`]+$/;
 const PARTIAL_LINK = /!?\[([^\]\n]*)\]\([^)\s]*$/;

@@ -69,18 +69,30 @@ export const ToolConfig = z.strictObject({
   group: z.string().optional(),
 });
 
-export const McpServerConfig = z.strictObject({
-  enabled: bool().default(true),
-  transport: z.enum(["stdio", "http", "sse"]).default("stdio"),
-  command: z.string().optional(),
-  args: z.array(z.string()).default([]),
-  env: z.record(z.string(), z.string()).default({}),
-  cwd: z.string().optional(),
-  url: z.string().optional(),
-  headers: z.record(z.string(), z.string()).default({}),
-  timeout_ms: num().pipe(z.number().int().positive()).default(10_000),
-  tool_prefix: z.string().optional(),
-});
+/** One MCP server whose tools the agent gets. stdio needs `command`; http and sse need `url`. */
+export const McpServerConfig = z
+  .strictObject({
+    enabled: bool().default(true),
+    transport: z.enum(["stdio", "http", "sse"]).default("stdio"),
+    command: z.string().optional(),
+    args: z.array(z.string()).default([]),
+    env: z.record(z.string(), z.string()).default({}),
+    cwd: z.string().optional(),
+    url: z.string().optional(),
+    headers: z.record(z.string(), z.string()).default({}),
+    timeout_ms: num().pipe(z.number().int().positive()).default(10_000),
+    tool_timeout_ms: num().pipe(z.number().int().positive()).default(60_000),
+    tool_prefix: z.string().optional(),
+  })
+  .superRefine((server, ctx) => {
+    if (!server.enabled) return;
+    if (server.transport === "stdio" && !server.command) {
+      ctx.addIssue({ code: "custom", path: ["command"], message: "is required for transport stdio: set the program to run" });
+    }
+    if (server.transport !== "stdio" && !server.url) {
+      ctx.addIssue({ code: "custom", path: ["url"], message: `is required for transport ${server.transport}: set the server URL` });
+    }
+  });
 
 /**
  * Feature switches of the lead agent's middleware chain. The SDK factory (`createAntlerAgent`)

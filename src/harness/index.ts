@@ -10,6 +10,7 @@ export {
   type LeadAgentOptions,
   makeLeadAgent,
 } from "./agent.js";
+export { McpServer, type McpServerReport, type McpServerState, McpServers } from "./mcp/index.js";
 export {
   buildMiddlewareChain,
   type ExtraMiddleware,

@@ -17,10 +17,12 @@ import type { AppConfig } from "../config/schema.js";
 import type { Logger } from "../log/logger.js";
 import { silentLogger } from "../log/logger.js";
 import { type AntlerAgent, makeLeadAgent } from "./agent.js";
+import { McpServers } from "./mcp/index.js";
 import type { AntlerRunContext } from "./middleware/dynamic-context.js";
 import { repairThread } from "./repair.js";
 import { MESSAGES, type RunErrorCode, toRunError } from "./run-errors.js";
 import { RunTranslator, toClarification } from "./run-events.js";
+import { ASK_CLARIFICATION } from "./tools/index.js";
 import type { Clarification, Harness, RunEvent, RunOptions, ThreadInfo } from "./types.js";
 
 export interface AgentHarnessOptions {
@@ -32,6 +34,8 @@ export interface AgentHarnessOptions {
   recursionLimit?: number;
   /** Called by `close()` after runs stopped: release the checkpointer's resources. */
   onClose?: () => void | Promise<void>;
+  /** MCP servers whose tools the agent holds; closed (processes stopped) by `close()`. */
+  mcp?: McpServers;
 }
 
 interface ActiveRun {
@@ -44,6 +48,8 @@ function errorEvent(code: RunErrorCode, message: string): RunEvent {
 
 export class AgentHarness implements Harness {
   readonly modelName: string;
+  /** The MCP servers behind the agent's MCP tools, with their state (for status and doctor). */
+  readonly mcp: McpServers | undefined;
   readonly #agent: AntlerAgent;
   readonly #logger: Logger;
   readonly #recursionLimit: number;
@@ -57,6 +63,7 @@ export class AgentHarness implements Harness {
     this.#logger = options.logger ?? silentLogger();
     this.#recursionLimit = options.recursionLimit ?? 50;
     this.#onClose = options.onClose;
+    this.mcp = options.mcp;
   }
 
   run(threadId: string, text: string, options: RunOptions = {}): AsyncIterable<RunEvent> {
@@ -98,6 +105,7 @@ export class AgentHarness implements Harness {
     // Give aborted runs a moment to write their repairs before the database goes away.
     const deadline = Date.now() + 2000;
     while (this.#active.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await this.mcp?.close();
     await this.#onClose?.();
   }
 
@@ -197,7 +205,7 @@ export interface CreateHarnessOptions {
   /** Folder of the config file; storage.path and relative `use:` resolve against it. */
   baseDir: string;
   logger: Logger;
-  /** Extra tools (MCP tools come this way). */
+  /** Extra tools, besides the configured ones and those of `mcp_servers`. */
   tools?: StructuredToolInterface[];
 }
 
@@ -209,20 +217,29 @@ export async function createHarness(options: CreateHarnessOptions): Promise<Agen
   const db = new Database(file);
   db.pragma("journal_mode = WAL");
   db.pragma("busy_timeout = 5000");
+  const extra = options.tools ?? [];
+  // MCP servers start in parallel, each bounded by its timeout; a failed one only loses its tools.
+  const mcp = await McpServers.start(config.mcp_servers, {
+    baseDir,
+    logger,
+    reservedNames: [...config.tools.map((t) => t.name), ...extra.map((t) => t.name), ASK_CLARIFICATION],
+  });
   try {
     const checkpointer = new SqliteSaver(db);
-    const lead = await makeLeadAgent(config, { baseDir, logger, tools: options.tools, checkpointer });
+    const lead = await makeLeadAgent(config, { baseDir, logger, tools: [...extra, ...mcp.tools], checkpointer });
     logger.info({ model: lead.modelName, tools: lead.toolNames, storage: file }, "harness ready");
     return new AgentHarness({
       agent: lead.agent,
       modelName: lead.modelName,
       logger,
       recursionLimit: config.agent.recursion_limit,
+      mcp,
       onClose: () => {
         db.close();
       },
     });
   } catch (err) {
+    await mcp.close();
     db.close();
     throw err;
   }

@@ -193,7 +193,7 @@ export class ReplyWriter {
   private rotateAt(seg: Segment): number {
     const max = this.o.channel.streamLimits?.maxDurationMs;
     if (!max || seg.streamStartedAt === undefined) return Number.POSITIVE_INFINITY;
-    const margin = Math.min(max / 2, Math.max(2 * this.o.out.intervalMs, max / 10));
+    const margin = Math.min(max / 2, Math.max(2 * this.o.out.intervalMs, max / 5));
     return seg.streamStartedAt + max - margin;
   }
 

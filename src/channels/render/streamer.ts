@@ -28,6 +28,10 @@ type Ending =
   | ({ type: "clarification" } & Clarification)
   | { type: "error"; code: string; message: string; notice: string };
 
+/**
+ * Renders one run into the conversation at `options.ref` and resolves once everything the user
+ * must see has been delivered. Throws only when a final text could not be delivered at all.
+ */
 export async function renderRun(events: AsyncIterable<RunEvent>, options: RenderOptions): Promise<RenderOutcome> {
   const { channel, ref, logger, hooks = {} } = options;
   const out = new Outbound(channel, hooks, editInterval(channel, ref));

@@ -23,7 +23,10 @@ export type CallKind = "send" | "edit" | "stream";
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 export class Outbound {
-  /** Start of the last paced call; -Infinity before the first. */
+  /**
+   * End of the last call; -Infinity before the first. Pacing counts from when the platform
+   * answered, so two requests never reach it closer than the interval, however slow the network.
+   */
   lastCallAt = Number.NEGATIVE_INFINITY;
 
   constructor(
@@ -51,7 +54,6 @@ export class Outbound {
   /** One attempt: waits for the gate (and the interval when paced), then calls. */
   async call<T>(kind: CallKind, fn: () => Promise<T>, paced: boolean): Promise<T> {
     await this.waitReady(paced);
-    this.lastCallAt = Date.now();
     try {
       const result = await fn();
       this.hooks.onOutbound?.(kind);
@@ -59,6 +61,8 @@ export class Outbound {
     } catch (err) {
       this.noteFailure(err);
       throw err;
+    } finally {
+      this.lastCallAt = Date.now();
     }
   }
 

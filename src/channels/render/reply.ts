@@ -213,7 +213,8 @@ export class ReplyWriter {
   /** The intermediate text: repaired Markdown plus running tools; raw for native streams. */
   private display(seg: Segment): string {
     const tail = this.md.tail(seg.start, seg.reopen);
-    if (seg.stream || (!this.streamsOff && !seg.handle)) return tail;
+    // A plain-text channel (a terminal) shows raw text; repairs would have to be taken back later.
+    if (seg.stream || (!this.streamsOff && !seg.handle) || this.o.channel.capabilities.markdown === "plain") return tail;
     const tools = [...this.tools.values()];
     const toolLine = tools.length > 0 ? `\n\n⏳ _${tools.at(-1)!.slice(0, 40)}…_` : "";
     const shown = repairMarkdown(tail) + toolLine;

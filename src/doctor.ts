@@ -1,11 +1,14 @@
 /**
  * `antler doctor`: checks what can be checked before going live — the config, each enabled
- * channel's credentials against its platform, and each model endpoint. One line per check.
+ * channel's credentials against its platform, each model endpoint and each MCP server (started,
+ * its tools listed, then stopped). One line per check.
  */
 import { loadChannels } from "./channels/registry.js";
 import type { LoadedConfig } from "./config/loader.js";
 import type { ModelConfig } from "./config/schema.js";
 import { errorMessage } from "./errors.js";
+import { type McpServerReport, McpServers } from "./harness/mcp/index.js";
+import { ASK_CLARIFICATION } from "./harness/tools/index.js";
 import type { Logger } from "./log/logger.js";
 
 export interface DoctorLine {
@@ -41,7 +44,32 @@ export async function runDoctor(
     lines.push(await attempt(subject, () => channel.check!()));
   }
   for (const model of loaded.config.models) lines.push(await attempt(`model ${model.name}`, () => probeModel(model)));
+  lines.push(...(await checkMcpServers(loaded, logger)));
   return lines;
+}
+
+/** Starts every MCP server the way the harness does (each bounded by its timeout_ms), then stops them. */
+async function checkMcpServers(loaded: Pick<LoadedConfig, "config" | "baseDir">, logger: Logger): Promise<DoctorLine[]> {
+  const { config, baseDir } = loaded;
+  if (Object.keys(config.mcp_servers).length === 0) return [];
+  const reservedNames = [...config.tools.map((t) => t.name), ASK_CLARIFICATION];
+  const mcp = await McpServers.start(config.mcp_servers, { baseDir, logger, reservedNames });
+  try {
+    return mcp.reports().map(mcpLine);
+  } finally {
+    await mcp.close();
+  }
+}
+
+const MAX_LISTED_TOOLS = 20;
+
+function mcpLine(report: McpServerReport): DoctorLine {
+  const subject = `mcp ${report.name}`;
+  if (report.state === "disabled") return { ok: true, subject, detail: "disabled" };
+  if (report.state === "failed") return { ok: false, subject, detail: report.error?.message ?? "failed to start" };
+  const shown = report.tools.slice(0, MAX_LISTED_TOOLS).join(", ");
+  const more = report.tools.length > MAX_LISTED_TOOLS ? ` and ${report.tools.length - MAX_LISTED_TOOLS} more` : "";
+  return { ok: true, subject, detail: `${report.transport}, ${report.tools.length} tools: ${shown}${more}` };
 }
 
 async function attempt(subject: string, check: () => Promise<string>): Promise<DoctorLine> {

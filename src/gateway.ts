@@ -11,7 +11,8 @@ import { type ChannelReport, type ChannelSlot, instantiate, loadChannels } from 
 import type { LoadedConfig } from "./config/loader.js";
 import type { ChannelSection } from "./config/schema.js";
 import { errorMessage } from "./errors.js";
-import { createHarness } from "./harness/runtime.js";
+import type { McpServerReport } from "./harness/mcp/index.js";
+import { AgentHarness, createHarness } from "./harness/runtime.js";
 import type { Harness } from "./harness/types.js";
 import type { Logger } from "./log/logger.js";
 import { mountAdmin } from "./server/admin.js";
@@ -71,6 +72,11 @@ export class Gateway {
 
   report(name: string): ChannelReport | undefined {
     return this.slot(name)?.report();
+  }
+
+  /** MCP servers of the embedded harness; a remote or injected harness has none here. */
+  mcpReports(): McpServerReport[] {
+    return this.harness instanceof AgentHarness ? (this.harness.mcp?.reports() ?? []) : [];
   }
 
   /** Restarts a channel by name (admin API); undefined when there is no such channel. */

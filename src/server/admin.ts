@@ -1,11 +1,13 @@
 /**
- * Admin routes: health, readiness, channel status and restart, metrics and the status page.
+ * Admin routes: health, readiness, channel status and restart, MCP server status, metrics and the
+ * status page.
  * `/api/*`, `/metrics` and `/` need `Authorization: Bearer <server.admin_token>`; with no token
  * configured they answer only requests from loopback.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ChannelReport } from "../channels/registry.js";
+import type { McpServerReport } from "../harness/mcp/index.js";
 import type { HttpServer } from "./http.js";
 import { sendJson } from "./http.js";
 import type { GatewayMetrics } from "./metrics.js";
@@ -15,6 +17,8 @@ export interface AdminSource {
   reports(): ChannelReport[];
   report(name: string): ChannelReport | undefined;
   restart(name: string): Promise<ChannelReport | undefined>;
+  /** State and tools of each configured MCP server; empty until the harness is up. */
+  mcpReports(): McpServerReport[];
   readonly metrics: GatewayMetrics;
   readonly startedAt: number;
 }
@@ -103,6 +107,11 @@ export function mountAdmin(server: HttpServer, source: AdminSource, options: Adm
       if (report) sendJson(res, 200, report);
       else sendJson(res, 404, { error: `no channel named ${params.name}` });
     }),
+  );
+  server.route(
+    "GET",
+    "/api/mcp",
+    guarded((_req, res) => sendJson(res, 200, { servers: source.mcpReports() })),
   );
   server.route(
     "GET",

@@ -47,9 +47,21 @@ export function describeConnectError(err: unknown, config: McpServerConfig, stde
   if (config.transport === "stdio" && /\bENOENT\b/.test(text)) {
     return withStderr(`command not found: ${config.command} (check the path, or install it)`, stderr);
   }
+  if (config.transport !== "stdio" && /fetch failed|ECONNREFUSED|ENOTFOUND/.test(text)) {
+    // Only the origin: a URL's path or query may carry a key.
+    return `cannot reach ${originOf(config.url)} (${/ENOTFOUND/.test(text) ? "unknown host" : "connection failed"})`;
+  }
   // The adapter wraps the cause as `Failed to connect to stdio server "x": <cause>`; keep the cause.
   const cause = text.replace(/^Failed to (connect to|create) [^:]*?server "[^"]*"[^:]*: /, "");
-  return withStderr(cause.replace(/^(MCPClientError|McpError|Error): /, ""), stderr);
+  return withStderr(cause.replace(/^(MCPClientError|McpError|TypeError|Error): /, ""), stderr);
+}
+
+function originOf(url: string | undefined): string {
+  try {
+    return new URL(url ?? "").origin;
+  } catch {
+    return "the server URL";
+  }
 }
 
 /** Why a running server went away. */

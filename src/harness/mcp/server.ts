@@ -228,7 +228,7 @@ export class McpServer {
       return true;
     } catch (err) {
       live.stale = true;
-      this.#fail(`no answer to a ping after a failed call: ${errorMessage(err)}`);
+      this.#fail(`the server stopped answering (${errorMessage(err)})`);
       return false;
     }
   }

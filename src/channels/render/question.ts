@@ -30,7 +30,8 @@ export async function closeQuestion(
   answer: string,
   hooks: RenderHooks = {},
 ): Promise<void> {
-  if (!channel.capabilities.edits) return;
+  // Without buttons the question was a list, and the user's own reply already shows the answer.
+  if (!channel.capabilities.edits || !channel.capabilities.buttons) return;
   const answerLine = `\n\n→ ${answer}`;
   const room = channel.capabilities.maxTextLength - answerLine.length;
   const shown = questionText.length <= room ? questionText : `${questionText.slice(0, Math.max(0, room - 1))}…`;

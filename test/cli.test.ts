@@ -14,7 +14,9 @@ async function freePort(): Promise<number> {
 describe("antler start", () => {
   it("serves /healthz and exits 0 on SIGTERM", async () => {
     const port = await freePort();
-    const file = tempConfig(`server:\n  port: ${port}\nstorage:\n  path: ./antler.db\nlogging:\n  format: json\n`);
+    const file = tempConfig(
+      `server:\n  port: ${port}\nstorage:\n  path: ./antler.db\nlogging:\n  format: json\nmodels:\n  - name: m\n    model: any\n    base_url: http://127.0.0.1:9/v1\n`,
+    );
     const p = spawnCli(["start", "--config", file]);
     const started = Date.now();
     let ok = false;

@@ -1,6 +1,7 @@
 import { tool } from "langchain";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import type { RunEvent } from "../../src/harness/types.js";
 import { type MockModel, startMockModel } from "../fakes/openai.js";
 import { collect, last, startHarness, type TestHarness } from "./helpers.js";
 import { everythingServer, processExists, toolMessages, waitFor } from "./mcp-helpers.js";
@@ -83,13 +84,13 @@ describe("MCP tools over stdio (server-everything)", () => {
       { text: "the tool broke" },
     );
 
-    const events: Array<{ type: string }> = [];
+    const events: RunEvent[] = [];
     for await (const e of t.harness.run("t1", "long job")) {
       events.push(e);
       if (e.type === "tool_start") setTimeout(() => process.kill(firstPid as number, "SIGKILL"), 200);
     }
 
-    expect(last(events as never)).toMatchObject({ type: "done", text: "the tool broke" });
+    expect(last(events)).toMatchObject({ type: "done", text: "the tool broke" });
     const [result] = toolMessages(mock.requests[1]?.messages);
     expect(result?.text).toMatch(/MCP server "everything" stopped during the call/);
     expect(result?.text).toContain("killed by SIGKILL");

@@ -35,9 +35,12 @@ export async function stopChild(child: ChildProcess, graceMs = 2000): Promise<vo
   if (!isRunning(child)) return;
   const gone = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   child.kill("SIGTERM");
-  const timer = setTimeout(() => {
-    if (isRunning(child)) child.kill("SIGKILL");
-  }, graceMs);
-  await gone;
-  clearTimeout(timer);
+  const timers: NodeJS.Timeout[] = [];
+  const killed = new Promise<void>((resolve) => {
+    timers.push(setTimeout(() => isRunning(child) && child.kill("SIGKILL"), graceMs));
+    // Never hang a shutdown on a process we may not signal: give up after a second grace period.
+    timers.push(setTimeout(resolve, graceMs * 2));
+  });
+  await Promise.race([gone, killed]);
+  for (const timer of timers) clearTimeout(timer);
 }

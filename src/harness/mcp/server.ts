@@ -124,6 +124,8 @@ export class McpServer {
       return await invoke(target);
     } catch (err) {
       if (!this.#closed && this.#live === live && !(await this.#healthy(live))) {
+        // A link that closed without a process exit (http, sse) has not been recorded yet.
+        if (this.#state === "ready") this.#fail(errorMessage(err));
         const reason = this.#error?.message ?? errorMessage(err);
         throw new Error(`MCP server "${this.name}" stopped during the call: ${reason}. It restarts on the next call.`);
       }
@@ -144,38 +146,29 @@ export class McpServer {
   }
 
   async #attempt(): Promise<boolean> {
-    if (this.#live) {
-      const old = this.#live;
-      this.#live = undefined;
-      await this.#teardown(old.client, old.children);
-    }
-    const client = new MultiServerMCPClient({
-      mcpServers: { [this.name]: this.#connection() },
-      onConnectionError: "throw",
-      throwOnLoadError: false,
-      prefixToolNameWithServerName: false,
-      additionalToolNamePrefix: "",
-      useStandardContentBlocks: true,
-    });
+    const old = this.#live;
+    this.#live = undefined;
+    if (old) await this.#teardown(old.client, old.children);
     const children: ChildProcess[] = [];
     const stderr = new StderrTail((line) => this.#logger.debug({ stderr: line }, "MCP server stderr"));
-    const loading = trackSpawns(
-      (child) => {
-        children.push(child);
-        this.#watch(child, stderr);
-      },
-      () => client.getTools(this.name),
-    );
-    // After a timeout nobody awaits `loading`; it still settles once the process is stopped.
-    loading.catch(() => undefined);
+    const record = (child: ChildProcess) => {
+      children.push(child);
+      this.#watch(child, stderr);
+    };
     const started = Date.now();
+    let client: MultiServerMCPClient | undefined;
     try {
+      const created = this.#newClient();
+      client = created;
+      const loading = trackSpawns(record, () => created.getTools(this.name));
+      // After a timeout nobody awaits `loading`; it still settles once the process is stopped.
+      loading.catch(() => undefined);
       const tools = await withTimeout(loading, this.config.timeout_ms);
-      const protocol = (await client.getClient(this.name)) as ProtocolClient | undefined;
+      const protocol = (await created.getClient(this.name)) as ProtocolClient | undefined;
       if (this.#closed) throw new Error("shut down while starting");
       // The adapter pipes stderr into a stream nobody reads; drain it so the server never blocks.
       protocol?.transport?.stderr?.resume();
-      this.#live = { client, protocol, tools: new Map(tools.map((t) => [t.name, t])), children, stale: false };
+      this.#live = { client: created, protocol, tools: new Map(tools.map((t) => [t.name, t])), children, stale: false };
       if (this.listed.length === 0) this.listed = tools;
       this.#state = "ready";
       this.#logger.info({ tools: tools.length, ms: Date.now() - started, pid: this.pid }, "MCP server ready");
@@ -185,6 +178,19 @@ export class McpServer {
       if (!this.#closed) this.#fail(describeConnectError(err, this.config, stderr.last()));
       return false;
     }
+  }
+
+  #newClient(): MultiServerMCPClient {
+    return new MultiServerMCPClient({
+      mcpServers: { [this.name]: this.#connection() },
+      onConnectionError: "throw",
+      // A tool whose schema cannot be converted is skipped instead of failing the whole server.
+      throwOnLoadError: false,
+      // Names are chosen later, across all servers (see naming.ts).
+      prefixToolNameWithServerName: false,
+      additionalToolNamePrefix: "",
+      useStandardContentBlocks: true,
+    });
   }
 
   #connection(): Connection {
@@ -239,8 +245,8 @@ export class McpServer {
     this.#logger.warn({ error: message }, "MCP server failed");
   }
 
-  async #teardown(client: MultiServerMCPClient, children: ChildProcess[]): Promise<void> {
-    await client.close().catch((err: unknown) => this.#logger.debug({ err }, "MCP client close failed"));
+  async #teardown(client: MultiServerMCPClient | undefined, children: ChildProcess[]): Promise<void> {
+    await client?.close().catch((err: unknown) => this.#logger.debug({ err }, "MCP client close failed"));
     await Promise.all(children.map((child) => stopChild(child)));
   }
 }

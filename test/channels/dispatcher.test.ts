@@ -169,6 +169,14 @@ describe("dispatcher", () => {
     expect(userTexts(gw.model)).toEqual(["bot, hi"]);
   });
 
+  it("answers a message without text with a clear notice and no run", async () => {
+    const world = new LoopbackWorld();
+    const gw = await boot(world);
+    await world.userSays("");
+    await eventually(() => texts(world).includes(NOTICES.nonText));
+    expect(gw.model.requests).toHaveLength(0);
+  });
+
   it("turns a model failure into a short notice and keeps the thread usable", async () => {
     const world = new LoopbackWorld();
     const gw = await boot(world);

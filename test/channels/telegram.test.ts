@@ -40,6 +40,13 @@ describe("telegram inbound (polling)", () => {
     expect(rig.channel.status()).toMatchObject({ state: "running", connected: true, mode: "polling" });
   });
 
+  it("hands a message without text (a sticker) to the core with empty text", async () => {
+    rig = await startRig();
+    rig.fake.sticker(alice);
+    const [msg] = await waitFor(() => rig!.inbox.length > 0 && rig!.inbox, 5000, "the sticker");
+    expect(msg).toMatchObject({ text: "", mentioned: true, ref: { chatType: "direct" } });
+  });
+
   it("reports group mentions truthfully and strips them", async () => {
     rig = await startRig();
     rig.fake.say(GROUP, alice, "just chatting among ourselves");

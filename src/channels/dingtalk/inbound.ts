@@ -54,8 +54,8 @@ function messageText(msg: RobotMessage): string | undefined {
 
 /** Translates a robot message, or returns undefined for message types Antler cannot read. */
 export function robotMessageToInbound(name: string, scope: SessionScope, msg: RobotMessage): InboundMessage | undefined {
-  const raw = messageText(msg);
-  if (raw === undefined) return undefined;
+  // Types Antler cannot read (pictures, files…) reach the core with empty text, so the user hears so.
+  const raw = messageText(msg) ?? "";
   const direct = msg.conversationType === "1";
   const user = senderOf(msg);
   const corp = msg.chatbotCorpId || msg.senderCorpId || "-";

@@ -53,13 +53,13 @@ export function conversationKey(channel: string, tenant: string | undefined, cha
   return rootId ? `${base}:${rootId}` : base;
 }
 
-/** Translates a message event, or returns undefined for kinds Antler does not read (images, files…). */
+/** Translates a message event; kinds Antler does not read (images, files…) get empty text. */
 export function translateMessage(ctx: InboundContext, data: MessageEvent): InboundMessage | undefined {
   const m = data.message;
   if (!m?.message_id || !m.chat_id) return undefined;
   const mentions = m.mentions ?? [];
-  const raw = messageText(m.message_type, m.content);
-  if (raw === undefined) return undefined;
+  // Kinds Antler cannot read (images, files…) reach the core with empty text, so the user hears so.
+  const raw = messageText(m.message_type, m.content) ?? "";
   const group = m.chat_type !== "p2p";
   const rootId = group ? m.root_id || m.message_id : undefined;
   const ref: ConversationRef = {

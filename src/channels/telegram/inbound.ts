@@ -86,9 +86,11 @@ export function translateUpdate(name: string, bot: BotIdentity, update: TgUpdate
 }
 
 function translateMessage(name: string, bot: BotIdentity, updateId: number, msg: TgMessage, now: number) {
-  const raw = msg.text ?? msg.caption;
+  // A message without text (a sticker, a photo without caption) still reaches the core, which
+  // tells the user it reads only text; in groups mention gating keeps it quiet.
+  const raw = msg.text ?? msg.caption ?? "";
   const ref = refFor(name, bot, msg, true);
-  if (raw === undefined || !ref || !msg.from) return undefined;
+  if (!ref || !msg.from) return undefined;
   const { text, mentioned } = stripMentions(raw, msg.text !== undefined ? msg.entities : msg.caption_entities, bot);
   const repliedToBot = msg.reply_to_message?.from?.id === bot.id;
   const inbound: InboundMessage = {

@@ -127,6 +127,16 @@ export class FakeTelegram {
     return this.updates.push({ message: ChatStore.toApi(c, m) });
   }
 
+  /** A user sends a sticker in a private chat: a message with no text at all. */
+  sticker(from: FakeUser): Update {
+    const update = this.dm(from, "");
+    const message = update.message as Record<string, unknown>;
+    delete message.text;
+    delete message.entities;
+    message.sticker = { file_id: "sticker-1", emoji: "👍", width: 512, height: 512, is_animated: false };
+    return update;
+  }
+
   /** A private chat: its id is the user's id, as in Telegram. */
   dm(from: FakeUser, text: string): Update {
     return this.say({ id: from.id, type: "private" }, from, text);

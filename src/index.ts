@@ -5,15 +5,7 @@
  * - writing a channel adapter (the contract) or a plug-in loaded by path.
  */
 
-// Running a gateway.
-export { createGateway, Gateway, type GatewayOptions } from "./gateway.js";
-export { type LoadedConfig, loadConfig } from "./config/loader.js";
-export type { AppConfig } from "./config/schema.js";
-
-// The agent.
-export { createAntlerAgent, makeLeadAgent, type RuntimeFeatures } from "./harness/index.js";
-export type { Clarification, Harness, RunEvent, RunOptions, ThreadInfo } from "./harness/types.js";
-
+export { accessConfigShape, accessRulesFrom } from "./channels/access.js";
 // Writing a channel.
 export type {
   AccessRules,
@@ -32,7 +24,8 @@ export type {
   NativeStream,
   OutboundContent,
 } from "./channels/types.js";
-export { accessConfigShape, accessRulesFrom } from "./channels/access.js";
+export { type LoadedConfig, loadConfig } from "./config/loader.js";
+export type { AppConfig } from "./config/schema.js";
 export {
   AntlerError,
   ChannelError,
@@ -42,6 +35,11 @@ export {
   PlatformNotFoundError,
   PlatformRateLimitError,
 } from "./errors.js";
+// Running a gateway.
+export { createGateway, Gateway, type GatewayOptions } from "./gateway.js";
+// The agent.
+export { createAntlerAgent, makeLeadAgent, type RuntimeFeatures } from "./harness/index.js";
+export type { Clarification, Harness, RunEvent, RunOptions, ThreadInfo } from "./harness/types.js";
 
 // Plug-ins by path.
 export { resolveClass, resolveVariable } from "./reflection/index.js";

@@ -90,7 +90,11 @@ export const McpServerConfig = z
       ctx.addIssue({ code: "custom", path: ["command"], message: "is required for transport stdio: set the program to run" });
     }
     if (server.transport !== "stdio" && !server.url) {
-      ctx.addIssue({ code: "custom", path: ["url"], message: `is required for transport ${server.transport}: set the server URL` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["url"],
+        message: `is required for transport ${server.transport}: set the server URL`,
+      });
     }
   });
 

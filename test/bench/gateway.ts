@@ -51,6 +51,12 @@ async function converse(i: number, firstVisible: number[]): Promise<void> {
   }
 }
 
+// One untimed round first: module loading, JIT and SQLite warm-up are not gateway overhead.
+await Promise.all(Array.from({ length: conversations }, (_, i) => world.userSays("warm-up", { chatId: `bench${i}` })));
+await until(() =>
+  Array.from({ length: conversations }, (_, i) => world.botMessages(`bench${i}`)[0]?.text === REPLY).every(Boolean),
+);
+
 const firstVisible: number[] = [];
 const started = Date.now();
 await Promise.all(Array.from({ length: conversations }, (_, i) => converse(i, firstVisible)));

@@ -33,7 +33,6 @@ export function channelContract(label: string, makeDriver: () => Promise<Contrac
       await driver?.close();
     });
 
-    const newest = () => driver.botMessages().at(-1);
     const withText = (text: string) => () => driver.botMessages().find((m) => m.text === text);
 
     it("answers a message with a streamed reply whose final text is exact", async () => {

@@ -186,7 +186,10 @@ export class Dispatcher {
     const controller = new AbortController();
     const key = msg.ref.key;
     this.active.set(key, { threadId, controller });
-    const timer = setTimeout(() => controller.abort(new Error("run timed out")), this.options.settings.run_timeout_ms);
+    const timer = setTimeout(
+      () => controller.abort(new DOMException("the run took too long", "TimeoutError")),
+      this.options.settings.run_timeout_ms,
+    );
     const started = Date.now();
     slot.counters.runs++;
     this.options.observer?.runStarted?.(slot.name);

@@ -5,7 +5,7 @@
  */
 import { GraphRecursionError } from "@langchain/langgraph";
 
-export type RunErrorCode = "model_error" | "rate_limited" | "cancelled" | "busy" | "no_pending" | "internal";
+export type RunErrorCode = "model_error" | "rate_limited" | "cancelled" | "timeout" | "busy" | "no_pending" | "internal";
 
 export interface RunError {
   code: RunErrorCode;
@@ -45,13 +45,20 @@ export const MESSAGES = {
   recursion: "The agent took too many steps without finishing and stopped.",
   internal: "Something went wrong while answering. Please try again.",
   cancelled: "Stopped: the reply was cancelled.",
+  timeout: "Stopped: the reply took too long. Please try again, perhaps with a smaller request.",
   busy: "A reply is still being written in this conversation. Please wait for it to finish.",
   no_pending: "There is no open question to answer in this conversation.",
 } as const;
 
-/** Maps a thrown value to a run error. `aborted` says whether the run's own signal fired. */
-export function toRunError(err: unknown, aborted: boolean): RunError {
-  if (aborted) return { code: "cancelled", message: MESSAGES.cancelled };
+/**
+ * Maps a thrown value to a run error. `aborted` says whether the run's own signal fired; a
+ * caller that aborts with a reason named `TimeoutError` gets a `timeout` rather than `cancelled`.
+ */
+export function toRunError(err: unknown, aborted: boolean, reason?: unknown): RunError {
+  if (aborted) {
+    const timedOut = (reason as { name?: string } | undefined)?.name === "TimeoutError";
+    return timedOut ? { code: "timeout", message: MESSAGES.timeout } : { code: "cancelled", message: MESSAGES.cancelled };
+  }
   const errors = chain(err);
   if (errors.some((e) => e instanceof GraphRecursionError || e.name === "GraphRecursionError")) {
     return { code: "internal", message: MESSAGES.recursion };

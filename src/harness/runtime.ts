@@ -120,9 +120,9 @@ export class AgentHarness implements Harness {
     }
     const controller = new AbortController();
     this.#active.set(threadId, { controller });
-    const abort = () => controller.abort();
+    const abort = () => controller.abort(options.signal?.reason);
     options.signal?.addEventListener("abort", abort, { once: true });
-    if (options.signal?.aborted) controller.abort();
+    if (options.signal?.aborted) controller.abort(options.signal.reason);
     try {
       const input = await this.#input(threadId, kind, text);
       if (!input) {
@@ -172,8 +172,8 @@ export class AgentHarness implements Harness {
         for (const event of translator.handle(mode, chunk)) yield event;
       }
     } catch (err) {
-      const failure = toRunError(err, signal.aborted);
-      if (failure.code === "cancelled") log.info("run cancelled");
+      const failure = toRunError(err, signal.aborted, signal.reason);
+      if (failure.code === "cancelled" || failure.code === "timeout") log.info({ code: failure.code }, "run stopped");
       else log.warn({ err, code: failure.code }, "run failed");
       await this.#repair(threadId, translator.turnText);
       yield errorEvent(failure.code, failure.message);

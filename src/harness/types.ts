@@ -46,7 +46,10 @@ export interface RunUser {
 }
 
 export interface RunOptions {
-  /** Aborting it cancels the run (same as `Harness.cancel`). */
+  /**
+   * Aborting it cancels the run (same as `Harness.cancel`). Abort with a reason named
+   * `TimeoutError` (e.g. `AbortSignal.timeout`) and the run ends with code `timeout`.
+   */
   signal?: AbortSignal;
   /** The person behind this turn. */
   user?: RunUser;

@@ -159,6 +159,18 @@ describe("dispatcher", () => {
     await eventually(() => texts(world).includes(NOTICES.nothingToStop));
   });
 
+  it("stops a run that takes longer than run_timeout_ms and says why", async () => {
+    const world = new LoopbackWorld();
+    const gw = await boot(world, { gateway: { run_timeout_ms: 400 } });
+    gw.model.enqueue({ text: "b".repeat(300), chunkSize: 1, delayMs: 20 });
+    await world.userSays("take your time");
+    const notice = await eventually(() => texts(world).find((t) => t.startsWith("⚠️")), 10_000, "the timeout notice");
+    expect(notice).toContain("took too long");
+    gw.model.enqueue({ text: "quick now" });
+    await world.userSays("again, quickly");
+    await eventually(() => texts(world).includes("quick now"), 10_000);
+  });
+
   it("ignores group messages without a mention, and users outside the allowlist", async () => {
     const world = new LoopbackWorld();
     const gw = await boot(world);

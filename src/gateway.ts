@@ -165,6 +165,7 @@ export class Gateway {
     if (this.pruneTimer) clearInterval(this.pruneTimer);
     const dispatcher = this.dispatcher;
     if (dispatcher) {
+      dispatcher.stopAccepting();
       const drained = await Promise.race([dispatcher.idle().then(() => true), delay(DRAIN_MS).then(() => false)]);
       if (!drained) {
         dispatcher.cancelAll();

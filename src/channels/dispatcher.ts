@@ -7,7 +7,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { BindingStore, InboxEntry, Json, PendingQuestion } from "../bindings/types.js";
 import type { GatewayConfig } from "../config/schema.js";
-import { errorMessage } from "../errors.js";
+import { AntlerError, errorMessage } from "../errors.js";
 import type { Harness, RunEvent, RunOptions } from "../harness/types.js";
 import type { Logger } from "../log/logger.js";
 import { accessDenial } from "./access.js";
@@ -59,6 +59,7 @@ export class Dispatcher {
   private readonly queue: KeyedQueue;
   private readonly runs: Semaphore;
   private readonly active = new Map<string, ActiveRun>();
+  private accepting = true;
 
   constructor(private readonly options: DispatcherOptions) {
     this.queue = new KeyedQueue(options.settings.queue_size, (err) => options.logger.error({ err }, "queued job failed"));
@@ -85,6 +86,14 @@ export class Dispatcher {
     return this.queue.whenIdle();
   }
 
+  /**
+   * Refuses new messages from now on (shutdown). A refused message is not acked, so the platform
+   * delivers it again to the next process instead of it being lost.
+   */
+  stopAccepting(): void {
+    this.accepting = false;
+  }
+
   /** Cancels every running reply (shutdown). */
   cancelAll(): void {
     for (const run of this.active.values()) run.controller.abort();
@@ -92,6 +101,7 @@ export class Dispatcher {
 
   private async receive(slot: ChannelSlot, msg: InboundMessage): Promise<void> {
     if (msg.fromBot) return;
+    if (!this.accepting) throw new AntlerError("shutting_down", "the gateway is shutting down; deliver this again later");
     const { store, logger } = this.options;
     const fresh = await store.recordInbound({
       channel: slot.name,
@@ -106,7 +116,20 @@ export class Dispatcher {
     slot.counters.inbound++;
     slot.lastInboundAt = Date.now();
     this.options.observer?.inbound?.(slot.name);
+    try {
+      await this.route(slot, msg);
+    } catch (err) {
+      // Recorded means a redelivery would be dropped as a duplicate: answer it here instead.
+      logger.error({ err, channel: slot.name, eventId: msg.eventId }, "could not route a recorded message");
+      slot.noteError(err);
+      await store.setInboxState(slot.name, msg.eventId, "failed", errorMessage(err)).catch(() => undefined);
+      await this.notify(slot, msg.ref, NOTICES.failed);
+    }
+  }
 
+  /** Access, commands that answer at once, then the conversation's queue. */
+  private async route(slot: ChannelSlot, msg: InboundMessage): Promise<void> {
+    const { store, logger } = this.options;
     const denial = accessDenial(slot.access, msg);
     if (denial) {
       logger.debug({ channel: slot.name, key: msg.ref.key, denial }, "message not for the bot");

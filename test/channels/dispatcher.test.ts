@@ -181,6 +181,14 @@ describe("dispatcher", () => {
     expect(userTexts(gw.model)).toEqual(["bot, hi"]);
   });
 
+  it("refuses (does not ack) messages once shutdown began, so the platform redelivers them", async () => {
+    const world = new LoopbackWorld();
+    const gw = await boot(world);
+    gw.gateway.dispatcher!.stopAccepting();
+    await expect(world.userSays("too late", { eventId: "late-1" })).rejects.toThrow(/shutting down/);
+    expect(await gw.gateway.store!.getInbound("loop", "late-1")).toBeUndefined();
+  });
+
   it("answers a message without text with a clear notice and no run", async () => {
     const world = new LoopbackWorld();
     const gw = await boot(world);

@@ -312,6 +312,48 @@ describe("feishu start and check", () => {
     await expect(rig.channel.check()).rejects.toBeInstanceOf(PlatformAuthError);
   });
 
+  it("starts again after a failed start and after stop, with a truthful status and one connection", async () => {
+    rig = await startRig({ noStart: true });
+    const sink = async (m: InboundMessage) => {
+      rig?.inbox.push(m);
+    };
+    rig.fake.failNext("bot_info", { status: 500, code: 500, msg: "internal error" });
+    await expect(rig.channel.start(sink)).rejects.toThrow(/bot info/);
+    expect(rig.channel.status()).toMatchObject({ state: "failed", reason: expect.stringMatching(/bot info/) });
+
+    await rig.channel.start(sink);
+    expect(rig.channel.status()).toMatchObject({ state: "running", connected: true });
+    expect(rig.channel.status().reason).toBeUndefined();
+
+    await rig.channel.stop();
+    await waitFor(() => rig?.fake.ws.connected === 0, 2000, "socket closed on stop");
+    await rig.channel.start(sink);
+    // A second start without stop replaces the connection instead of leaking the first one.
+    await rig.channel.start(sink);
+    await waitFor(() => rig?.fake.ws.connected === 1, 2000, "exactly one connection");
+    const d = await rig.fake.userSays({ text: "after restart" });
+    expect(d.ack?.code).toBe(200);
+    expect(rig.inbox.map((m) => m.text)).toEqual(["after restart"]);
+    expect(rig.fake.ws.connected).toBe(1);
+  });
+
+  it("stop() while the long connection is still coming up ends start() instead of leaving it pending", async () => {
+    rig = await startRig({ noStart: true });
+    // The endpoint keeps failing, so the SDK stays in its retry loop and onReady never comes.
+    rig.fake.failNext("ws_endpoint", { status: 200, code: 1000040343, msg: "system busy" }, 100);
+    const started = rig.channel
+      .start(async () => {})
+      .then(
+        () => "resolved",
+        (err: unknown) => (err instanceof Error ? err.message : String(err)),
+      );
+    await waitFor(() => rig?.fake.world.calls.some((c) => c.op === "ws_endpoint"), 3000, "first endpoint call");
+    await rig.channel.stop();
+    const outcome = await Promise.race([started, new Promise((r) => setTimeout(() => r("pending"), 1000))]);
+    expect(outcome).toMatch(/stopped/);
+    expect(rig.channel.status()).toMatchObject({ state: "stopped", connected: false });
+  });
+
   it("check fetches a tenant token and the bot info", async () => {
     rig = await startRig({ noStart: true });
     await expect(rig.channel.check()).resolves.toMatch(/bot "Antler" \(ou_bot000000000000001\)/);

@@ -62,6 +62,8 @@ export class FeishuChannel {
   private state: ChannelStatus["state"] = "stopped";
   private reason: string | undefined;
   private lastError: ChannelStatus["lastError"] = null;
+  /** Bumped by stop(), so a start() still in flight knows it was cancelled. */
+  private run = 0;
 
   constructor(ctx: ChannelContext<FeishuChannelConfig>) {
     this.ctx = ctx;
@@ -83,16 +85,25 @@ export class FeishuChannel {
   }
 
   async start(sink: InboundSink): Promise<void> {
+    // A second start replaces the first connection instead of leaking it.
+    await this.stop(true);
+    const run = this.run;
     this.state = "starting";
+    this.reason = undefined;
     try {
       const api = this.ensureApi();
       if (this.config.mode === "websocket") this.checkAppIdForm();
-      this.botOpenId = (await api.botInfo()).openId;
+      const bot = await api.botInfo();
+      if (run !== this.run) throw this.stoppedWhileStarting();
+      this.botOpenId = bot.openId;
       const dispatcher = this.dispatcher(sink);
       if (this.config.mode === "webhook") this.mountWebhook(dispatcher);
       else await this.connect(dispatcher);
+      if (run !== this.run) throw this.stoppedWhileStarting();
       this.state = this.connection && !this.connection.connected ? "degraded" : "running";
     } catch (err) {
+      // stop() during start: the channel is stopped, not failed.
+      if (run !== this.run) throw err;
       this.state = "failed";
       this.reason = errorMessage(err);
       this.noteError(err);
@@ -102,6 +113,7 @@ export class FeishuChannel {
   }
 
   async stop(keepState = false): Promise<void> {
+    this.run += 1;
     this.connection?.close();
     this.connection = undefined;
     if (this.webhookPath) this.ctx.http.unroute(this.webhookPath);
@@ -288,6 +300,10 @@ export class FeishuChannel {
     if (d === "feishu") return lark.Domain.Feishu;
     if (d === "lark") return lark.Domain.Lark;
     return d.replace(/\/+$/, "");
+  }
+
+  private stoppedWhileStarting(): ChannelError {
+    return new ChannelError(this.name, "stopped", "the channel was stopped while it was starting");
   }
 
   private noteTopic(ref: ConversationRef): void {

@@ -22,6 +22,8 @@ export class LongConnection {
   reason: string | undefined;
   private client: lark.WSClient | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** Ends a `start()` still waiting for the first connection. */
+  private abortStart: ((err: Error) => void) | undefined;
 
   constructor(private readonly options: LongConnectionOptions) {}
 
@@ -40,10 +42,12 @@ export class LongConnection {
       const settle = (err?: Error) => {
         if (settled) return;
         settled = true;
+        this.abortStart = undefined;
         clearTimeout(this.timer);
         if (err) reject(err);
         else resolve();
       };
+      this.abortStart = settle;
       this.timer = setTimeout(() => {
         this.reason = "the long connection is not up yet; the SDK keeps retrying";
         logger.warn(this.reason);
@@ -81,6 +85,7 @@ export class LongConnection {
   }
 
   close(): void {
+    this.abortStart?.(new Error("the long connection was closed (channel stopped) before it came up"));
     clearTimeout(this.timer);
     this.client?.close({ force: true });
     this.client = undefined;

@@ -53,8 +53,10 @@ describe("dingtalk inbound helpers", () => {
     expect(msg).toMatchObject({ text: "look here", user: { id: "$:LWCP_v1:$x" }, ref: { key: "dt:corp:cid-1:$:LWCP_v1:$x" } });
   });
 
-  it("ignores message types without text", () => {
-    expect(robotMessageToInbound("dt", "user", { ...base, msgtype: "picture" })).toBeUndefined();
+  it("passes message types without text on with empty text, so the core can say it reads only text", () => {
+    const msg = robotMessageToInbound("dt", "user", { ...base, msgtype: "picture" });
+    expect(msg).toMatchObject({ eventId: "m1", text: "", mentioned: true, ref: { key: "dt:corp:cid-1:$:LWCP_v1:$x" } });
+    expect(msg?.action).toBeUndefined();
   });
 
   it("checks the HTTP callback signature within one hour", () => {

@@ -52,7 +52,7 @@ function messageText(msg: RobotMessage): string | undefined {
   return undefined;
 }
 
-/** Translates a robot message, or returns undefined for message types Antler cannot read. */
+/** Translates a robot message; types Antler cannot read (pictures, files…) get empty text. */
 export function robotMessageToInbound(name: string, scope: SessionScope, msg: RobotMessage): InboundMessage | undefined {
   // Types Antler cannot read (pictures, files…) reach the core with empty text, so the user hears so.
   const raw = messageText(msg) ?? "";

@@ -91,7 +91,10 @@ describe("dingtalk inbound (stream mode)", () => {
     expect(rig.channel.status()).toMatchObject({ state: "running", connected: true, mode: "stream" });
     rig.fake.gateway.dropSocket();
     await until(() => rig!.channel.status().connected === false, "disconnected status");
+    expect(rig.channel.status()).toMatchObject({ state: "degraded", reason: expect.stringMatching(/reconnecting/) });
     await until(() => rig!.channel.status().connected, "the reconnect", 5_000);
+    expect(rig.channel.status()).toMatchObject({ state: "running", connected: true });
+    expect(rig.channel.status().reason).toBeUndefined();
     expect(rig.fake.gateway.connections).toBe(2);
     await rig.fake.userSays("after the drop");
     await until(() => rig!.inbox.some((m) => m.text === "after the drop"), "a message after the reconnect");

@@ -111,11 +111,14 @@ export class DingTalkChannel implements Channel {
 
   status(): ChannelStatus {
     const connected = this.config.mode === "stream" ? this.client?.connected === true : this.state === "running";
+    // While the SDK reconnects a dropped socket, nothing arrives: say so instead of "running".
+    const down = this.state === "running" && !connected;
+    const reason = down ? "the stream connection dropped; reconnecting" : this.reason;
     return {
-      state: this.state,
+      state: down ? "degraded" : this.state,
       connected,
       mode: this.config.mode,
-      ...(this.reason ? { reason: this.reason } : {}),
+      ...(reason ? { reason } : {}),
       lastError: this.lastError,
     };
   }

@@ -2,6 +2,7 @@
  * The DingTalk adapter with the real dingtalk-stream SDK against the fake DingTalk: inbound
  * translation and acks, markdown replies, errors, HTTP callbacks, lifecycle.
  */
+import { createHmac } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { ChannelError, PlatformAuthError, PlatformRateLimitError } from "../../src/errors.js";
 import { BOB } from "../fakes/dingtalk/index.js";
@@ -220,6 +221,14 @@ describe("dingtalk http callback mode", () => {
     expect(await rig.fake.userSays("signed")).toMatchObject({ status: 200 });
     expect(await rig.fake.userSays("forged", { signWith: "not-the-secret" })).toMatchObject({ status: 401 });
     expect(await rig.fake.userSays("stale", { timestamp: Date.now() - 2 * 60 * 60_000 })).toMatchObject({ status: 401 });
+    const ts = String(Date.now());
+    const secret = rig.fake.clientSecret;
+    const garbled = await fetch(rig.fake.callbackUrl, {
+      method: "POST",
+      headers: { timestamp: ts, sign: createHmac("sha256", secret).update(`${ts}\n${secret}`).digest("base64") },
+      body: "{not json",
+    });
+    expect(garbled.status).toBe(400);
     expect(rig.inbox.map((m) => m.text)).toEqual(["signed"]);
     expect(rig.channel.status()).toMatchObject({ state: "running", connected: true, mode: "http" });
     await rig.channel.stop();

@@ -282,7 +282,16 @@ export class DingTalkChannel implements Channel {
       sendJson(res, 401, { error: problem });
       return;
     }
-    const inbound = this.fromRobot(JSON.parse((await readBody(req)).toString("utf8")));
+    let body: unknown;
+    try {
+      body = JSON.parse((await readBody(req)).toString("utf8"));
+    } catch {
+      // A body that is not JSON will not get better on a retry: refuse it rather than answer 500.
+      this.logger.warn("dingtalk callback rejected: body is not JSON");
+      sendJson(res, 400, { error: "body is not JSON" });
+      return;
+    }
+    const inbound = this.fromRobot(body);
     if (inbound && this.sink) await this.sink(inbound);
     sendJson(res, 200, {});
   }

@@ -14,8 +14,18 @@ export function isParseError(err: unknown): boolean {
   return err instanceof TelegramError && err.code === 400 && /can't parse entities/i.test(err.description);
 }
 
+/** The Bot API URL carries the token (`/bot<token>/<method>`); this hides it in any text. */
+export function redactToken(text: string): string {
+  return text.replace(/\/bot[^/\s]+\//g, "/bot<redacted>/");
+}
+
 export function mapTelegramError(channel: string, err: unknown, method: string): Error {
   if (err instanceof ChannelError) return err;
+  // node-fetch puts the request URL, token included, in some messages (e.g. "invalid json
+  // response body at …" when a proxy answers HTML). Telegraf redacts only failed requests and
+  // only tokens shaped like "<digits>:…". The error is kept as the cause, which loggers print,
+  // so it is cleaned in place too.
+  if (err instanceof Error) err.message = redactToken(err.message);
   if (!(err instanceof TelegramError)) {
     if (err instanceof Error && err.name === "AbortError") return err;
     return new ChannelError(channel, "network_error", `${method} failed: ${errorMessage(err)}`, { cause: err });

@@ -25,6 +25,18 @@ export interface Fault {
   /** Fire on this share of matching calls, decided by a seeded generator. */
   probability?: number;
   seed?: number;
+  /** Answer with this non-JSON body instead (e.g. a proxy's HTML error page). */
+  rawBody?: string;
+}
+
+/** A reply that is not the Bot API's JSON, as a proxy in front of it might send. */
+class RawReply extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: string,
+  ) {
+    super(body);
+  }
 }
 
 export interface CallRecord {
@@ -237,6 +249,12 @@ export class FakeTelegram {
       const result = method === "getUpdates" ? await this.getUpdates(params, req) : this.dispatch(method, params, record);
       reply(res, { ok: true, result }, 200);
     } catch (err) {
+      if (err instanceof RawReply) {
+        record.status = err.status;
+        res.writeHead(err.status, { "content-type": "text/html" });
+        res.end(err.body);
+        return;
+      }
       const e = err instanceof ApiError ? err : new ApiError(500, "Internal Server Error");
       record.status = e.code;
       record.description = e.description;
@@ -261,6 +279,7 @@ export class FakeTelegram {
     }
     const fault = this.faultFor(method);
     if (fault) {
+      if (fault.rawBody !== undefined) throw new RawReply(fault.code, fault.rawBody);
       if (fault.code === 429) {
         const retryAfter = fault.retryAfter ?? 1;
         if (chatKey) this.floodUntil.set(chatKey, record.at + retryAfter * 1000);

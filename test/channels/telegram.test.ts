@@ -388,3 +388,55 @@ describe("telegram webhook mode", () => {
     expect(rig.channel.status()).toMatchObject({ state: "stopped", connected: false });
   });
 });
+
+describe("telegram lifecycle", () => {
+  it("starts again after stop and keeps receiving (polling)", async () => {
+    rig = await startRig();
+    const r = rig;
+    r.fake.dm(alice, "one");
+    await waitFor(() => r.inbox.length === 1, 5000, "the first DM");
+    await r.channel.stop();
+    expect(r.channel.status()).toMatchObject({ state: "stopped", connected: false });
+    await r.channel.start((m) => r.sink(m));
+    expect(r.channel.status()).toMatchObject({ state: "running", connected: true });
+    r.fake.dm(alice, "two");
+    await waitFor(() => r.inbox.some((m) => m.text === "two"), 5000, "the DM after the restart");
+  });
+
+  it("a stop() during start() leaves nothing polling, and a later start() runs once", async () => {
+    rig = await startRig({}, { start: false });
+    const r = rig;
+    const first = r.channel.start((m) => r.sink(m)).catch((e: unknown) => e);
+    await r.channel.stop();
+    expect(await first).toMatchObject({ code: "stopped" });
+    expect(r.channel.status()).toMatchObject({ state: "stopped", connected: false });
+    r.fake.dm(alice, "while stopped");
+    await new Promise((res) => setTimeout(res, 300));
+    expect(r.fake.calls.filter((c) => c.method === "getUpdates")).toHaveLength(0);
+    expect(r.inbox).toHaveLength(0);
+
+    const pending = r.channel.start((m) => r.sink(m)).catch((e: unknown) => e);
+    await r.channel.stop();
+    await r.channel.start((m) => r.sink(m));
+    expect(await pending).toMatchObject({ code: "stopped" });
+    expect(r.channel.status()).toMatchObject({ state: "running", connected: true });
+    await waitFor(() => r.inbox.length === 1, 5000, "the DM sent while stopped");
+    await new Promise((res) => setTimeout(res, 200));
+    expect(r.inbox.map((m) => m.text)).toEqual(["while stopped"]);
+  });
+
+  it("never shows the bot token in errors or status, even when a proxy answers HTML", async () => {
+    rig = await startRig({}, { start: false });
+    const r = rig;
+    // A wrong api_root (or a proxy) answering an HTML 404 page: node-fetch's JSON error names the URL.
+    r.fake.inject({ method: "getMe", code: 404, rawBody: "<html><body>Not Found</body></html>", times: 2 });
+    const err = (await r.channel.start(async () => {}).catch((e: unknown) => e)) as Error;
+    expect(err).toBeInstanceOf(ChannelError);
+    expect(err.message).toMatch(/getMe/);
+    const doctor = (await r.channel.check().catch((e: unknown) => e)) as Error;
+    for (const text of [err.message, String((err.cause as Error).message), doctor.message, JSON.stringify(r.channel.status())]) {
+      expect(text).not.toContain(r.fake.token);
+      expect(text).not.toContain(r.fake.token.split(":")[1]);
+    }
+  });
+});

@@ -54,6 +54,9 @@ export class TelegramChannel implements Channel {
   /** Webhook responses by update object, so a failed handler can answer 500 and get a redelivery. */
   private readonly responses = new WeakMap<object, ServerResponse>();
   private current: ChannelStatus;
+  /** Bumped by every start and stop, so a start that stop() overtook can tell. */
+  private run = 0;
+  private starting: Promise<void> | undefined;
 
   constructor(ctx: ChannelContext<TelegramChannelConfig>) {
     this.name = ctx.name;
@@ -75,7 +78,25 @@ export class TelegramChannel implements Channel {
   }
 
   async start(sink: InboundSink): Promise<void> {
-    if (this.bot) return;
+    // Claim a run number synchronously, so a stop() called right after start() overtakes it.
+    const run = ++this.run;
+    const prior = this.starting;
+    const starting = (async () => {
+      // A start that stop() overtook may still be unwinding: let it finish first.
+      await prior?.catch(() => {});
+      if (run !== this.run) throw this.stoppedWhileStarting();
+      if (this.bot) return;
+      await this.startRun(sink, run);
+    })();
+    this.starting = starting;
+    try {
+      await starting;
+    } finally {
+      if (this.starting === starting) this.starting = undefined;
+    }
+  }
+
+  private async startRun(sink: InboundSink, run: number): Promise<void> {
     this.sink = sink;
     this.setState("starting", false);
     let bot: Telegraf;
@@ -89,8 +110,10 @@ export class TelegramChannel implements Channel {
       bot.botInfo = me;
       this.identity = { id: me.id, username: me.username };
     } catch (err) {
+      if (run !== this.run) throw this.stoppedWhileStarting();
       throw this.fail(err, "getMe");
     }
+    if (run !== this.run) throw this.stoppedWhileStarting();
     bot.catch((err, ctx) => {
       const res = this.responses.get(ctx.update);
       if (res && !res.headersSent) res.statusCode = 500;
@@ -102,14 +125,23 @@ export class TelegramChannel implements Channel {
       if (this.config.mode === "webhook") await this.startWebhook(bot);
       else await this.startPolling(bot);
     } catch (err) {
+      const stopped = run !== this.run;
       await this.stop();
+      if (stopped) throw this.stoppedWhileStarting();
       throw this.fail(err, this.config.mode === "webhook" ? "setWebhook" : "deleteWebhook");
+    }
+    // stop() ran while setWebhook/deleteWebhook was in flight: take down what was just set up.
+    if (run !== this.run) {
+      await this.stop();
+      throw this.stoppedWhileStarting();
     }
     this.setState("running", true);
     this.logger.info({ channel: this.name, mode: this.config.mode, bot: this.identity.username }, "telegram channel started");
   }
 
   async stop(): Promise<void> {
+    // A start() still in flight sees the new run number and undoes its own work.
+    this.run++;
     const poller = this.poller;
     this.poller = undefined;
     if (this.routePath) this.http.unroute(this.routePath);
@@ -359,6 +391,11 @@ export class TelegramChannel implements Channel {
       this.current.lastError = { message: err.message, at: Date.now() };
     }
     return err;
+  }
+
+  private stoppedWhileStarting(): ChannelError {
+    this.setState("stopped", false);
+    return new ChannelError(this.name, "stopped", "the channel was stopped before it finished starting");
   }
 
   private fail(err: unknown, method: string): Error {

@@ -317,7 +317,7 @@ describe("telegram credentials and doctor", () => {
 describe("telegram webhook mode", () => {
   const SECRET = "s3cret_token-abc";
 
-  async function webhookRig(): Promise<Rig> {
+  async function webhookRig(urlSuffix = ""): Promise<Rig> {
     const r = await startRig({}, { start: false, webhookRetryMs: 50 });
     const channel = new TelegramChannel({
       name: "telegram",
@@ -325,7 +325,7 @@ describe("telegram webhook mode", () => {
         bot_token: r.fake.token,
         api_root: r.fake.apiRoot,
         mode: "webhook",
-        webhook_url: `${r.baseUrl}/hooks/telegram`,
+        webhook_url: `${r.baseUrl}/hooks/telegram${urlSuffix}`,
         webhook_secret: SECRET,
       }),
       logger: silentLogger(),
@@ -378,6 +378,15 @@ describe("telegram webhook mode", () => {
     await waitFor(() => rig!.inbox.length === 1, 5000, "the redelivered update");
     const attempts = rig.fake.updates.deliveries.filter((d) => d.update_id === update.update_id).map((d) => d.status);
     expect(attempts).toEqual([500, 200]);
+  });
+
+  it("accepts updates at a webhook_url that carries a query string", async () => {
+    rig = await webhookRig("?source=telegram");
+    const update = rig.fake.dm(alice, "with a query");
+    await waitFor(() => rig!.inbox.length === 1, 5000, "the update at the URL with a query");
+    expect(rig.fake.updates.deliveries.filter((d) => d.update_id === update.update_id).map((d) => d.status)).toEqual([200]);
+    const wrong = { ...update, update_id: update.update_id + 1000 };
+    expect(await rig.fake.postToWebhook(wrong, "wrong")).toBe(403);
   });
 
   it("takes its route down on stop", async () => {

@@ -293,6 +293,10 @@ export class TelegramChannel implements Channel {
     }
     if (update && typeof update === "object") this.responses.set(update, res);
     req.body = update;
+    // Our server routed by path already; Telegraf compares req.url (query included) with the
+    // path exactly, so a webhook_url with a query string would get 403 forever. Only its
+    // secret check should decide.
+    if (this.routePath) req.url = this.routePath;
     try {
       await callback(req as Parameters<WebhookCallback>[0], res);
     } catch (err) {

@@ -107,6 +107,11 @@ describe("telegram inbound (polling)", () => {
       rig!.inbox.push(m);
     };
     const update = rig.fake.dm(alice, "keep me");
+    // Telegram is reachable; it is the core that failed, and status says so.
+    const lastError = await waitFor(() => rig!.channel.status().lastError, 5000, "the recorded failure");
+    expect(lastError.message).toMatch(/not recorded.*disk full/);
+    expect(lastError.message).not.toMatch(/getUpdates/);
+    expect(rig.channel.status()).toMatchObject({ state: "degraded", connected: true });
     const [msg] = await waitFor(() => rig!.inbox.length === 1 && rig!.inbox, 8000, "the retried update");
     expect(msg!.eventId).toBe(String(update.update_id));
     expect(rig.fake.calls.filter((c) => c.method === "getUpdates").length).toBeGreaterThanOrEqual(2);

@@ -250,7 +250,7 @@ export class TelegramChannel implements Channel {
         connected: () => {
           if (this.current.state !== "running" || !this.current.connected) this.setState("running", true);
         },
-        failed: (err, retryInMs) => this.pollFailed(err, retryInMs),
+        failed: (err, retryInMs, where) => this.pollFailed(err, retryInMs, where),
       },
       { timeoutSeconds: 50, allowedUpdates: ALLOWED_UPDATES },
     );
@@ -258,7 +258,15 @@ export class TelegramChannel implements Channel {
     poller.start();
   }
 
-  private pollFailed(err: unknown, retryInMs: number): boolean {
+  private pollFailed(err: unknown, retryInMs: number, where: "poll" | "handle"): boolean {
+    if (where === "handle") {
+      // The poll itself worked: Telegram is reachable, the core could not take the update.
+      const message = `[${this.name}] an update was not recorded (fetched again in ${retryInMs} ms): ${errorMessage(err)}`;
+      this.current.lastError = { message, at: Date.now() };
+      this.setState("degraded", true);
+      this.logger.warn({ channel: this.name, err: errorMessage(err), retryInMs }, "telegram update not recorded");
+      return true;
+    }
     const mapped = mapTelegramError(this.name, err, "getUpdates");
     this.current.lastError = { message: mapped.message, at: Date.now() };
     const fatal = mapped instanceof ChannelError && mapped.code === "auth_failed";

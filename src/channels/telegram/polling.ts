@@ -12,8 +12,11 @@ export interface PollerHooks {
   handle(update: TgUpdate): Promise<void>;
   /** A getUpdates call succeeded. */
   connected(): void;
-  /** A getUpdates call or a handler failed; return false to stop polling for good. */
-  failed(err: unknown, retryInMs: number): boolean;
+  /**
+   * A getUpdates call (`poll`) or a handler (`handle`, e.g. the core could not record the
+   * update) failed; return false to stop polling for good.
+   */
+  failed(err: unknown, retryInMs: number, where: "poll" | "handle"): boolean;
 }
 
 export interface PollerOptions {
@@ -60,7 +63,7 @@ export class Poller {
         })) as TgUpdate[];
       } catch (err) {
         if (this.abort.signal.aborted) return;
-        if (!(await this.pause(err))) return;
+        if (!(await this.pause(err, "poll"))) return;
         continue;
       }
       this.failures = 0;
@@ -70,7 +73,7 @@ export class Poller {
         try {
           await this.hooks.handle(update);
         } catch (err) {
-          if (!(await this.pause(err))) return;
+          if (!(await this.pause(err, "handle"))) return;
           break;
         }
         this.offset = update.update_id + 1;
@@ -79,11 +82,11 @@ export class Poller {
   }
 
   /** Waits before the next attempt; false when the loop must end. */
-  private async pause(err: unknown): Promise<boolean> {
+  private async pause(err: unknown, where: "poll" | "handle"): Promise<boolean> {
     this.failures++;
     const retryAfter = (err as { parameters?: { retry_after?: number } }).parameters?.retry_after;
     const ms = retryAfter !== undefined ? retryAfter * 1000 : Math.min(MAX_BACKOFF_MS, 500 * 2 ** (this.failures - 1));
-    if (!this.hooks.failed(err, ms)) return false;
+    if (!this.hooks.failed(err, ms, where)) return false;
     await sleep(ms, this.abort.signal);
     return !this.abort.signal.aborted;
   }

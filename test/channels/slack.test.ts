@@ -310,4 +310,34 @@ describe("slack lifecycle", () => {
     expect((err as Error).message).toMatch(/app_token/);
     await bad.stop();
   });
+
+  it("starts again after stop and keeps receiving", async () => {
+    await fake.dm("one");
+    await rig.channel.stop();
+    expect(rig.channel.status()).toMatchObject({ state: "stopped", connected: false });
+    await rig.start();
+    expect(rig.channel.status()).toMatchObject({ state: "running", connected: true });
+    await fake.dm("two");
+    expect(rig.inbox.map((m) => m.text)).toEqual(["one", "two"]);
+  });
+
+  it("a stop() during start() leaves no socket open, and a later start() connects once", async () => {
+    await rig.channel.stop();
+    await eventually(() => fake.socket.open === 0, 2000, "the socket to close");
+    for (const settle of [0, 1]) {
+      // settle 0: stop while auth.test is in flight; 1: while the socket is being opened.
+      fake.socket.helloDelayMs = settle ? 300 : 0;
+      const first = rig.start().catch((e: unknown) => e);
+      if (settle) await eventually(() => fake.socket.open === 1, 2000, "the socket before its hello");
+      await rig.channel.stop();
+      expect(await first).toMatchObject({ code: "stopped" });
+      await sleep(200);
+      expect(fake.socket.open).toBe(0);
+      expect(rig.channel.status()).toMatchObject({ state: "stopped", connected: false });
+    }
+    fake.socket.helloDelayMs = 0;
+    await rig.start();
+    expect(rig.channel.status()).toMatchObject({ state: "running", connected: true });
+    expect(fake.socket.open).toBe(1);
+  });
 });

@@ -8,6 +8,7 @@ import type { Logger } from "../../log/logger.js";
 import { accessRulesFrom } from "../access.js";
 import type {
   AccessRules,
+  Channel,
   ChannelCapabilities,
   ChannelContext,
   ChannelStatus,
@@ -53,7 +54,7 @@ interface BotIdentity {
   name: string;
 }
 
-export class SlackChannel {
+export class SlackChannel implements Channel {
   static readonly configSchema = SlackChannelConfig;
 
   readonly name: string;
@@ -72,6 +73,8 @@ export class SlackChannel {
   private connected = false;
   private reason: string | undefined;
   private lastError: { message: string; at: number } | null = null;
+  /** Bumped by every start and stop, so a start that stop() overtook can tell. */
+  private run = 0;
 
   constructor(private readonly ctx: ChannelContext<SlackChannelConfig>) {
     this.name = ctx.name;
@@ -104,11 +107,15 @@ export class SlackChannel {
 
   async start(sink: InboundSink): Promise<void> {
     if (this.app) return;
+    // stop() bumps the run, so a start it overtook does not bring the app up afterwards.
+    const run = ++this.run;
     this.state = "starting";
     let phase: "bot" | "receiver" = "bot";
+    let created: App | undefined;
     try {
       const credentials = this.requireCredentials();
       this.bot = await this.identify();
+      if (run !== this.run) throw this.stoppedWhileStarting();
       phase = "receiver";
       const receiver = this.createReceiver(credentials);
       const app = new App({
@@ -120,13 +127,22 @@ export class SlackChannel {
         clientOptions: { slackApiUrl: this.config.api_url, retryConfig: { retries: 0 } },
       });
       this.app = app;
+      created = app;
       this.listen(app, sink);
       await app.start();
+      if (run !== this.run) throw this.stoppedWhileStarting();
       if (this.config.mode === "http") this.connected = true;
       this.state = "running";
       this.reason = undefined;
       this.logger.info({ mode: this.config.mode, bot: this.bot.userId }, "slack channel started");
     } catch (err) {
+      if (run !== this.run) {
+        // stop() already set the state and stopped this.app; a newer start may own this.app
+        // now, so only the app this run created is stopped here.
+        if (created && this.app === created) this.app = undefined;
+        await created?.stop().catch(() => {});
+        throw err instanceof StoppedWhileStarting ? err : this.stoppedWhileStarting();
+      }
       await this.teardown();
       const mapped = this.startError(err, phase);
       this.state = "failed";
@@ -137,6 +153,7 @@ export class SlackChannel {
   }
 
   async stop(): Promise<void> {
+    this.run++;
     await this.teardown();
     this.state = "stopped";
   }
@@ -339,6 +356,10 @@ export class SlackChannel {
     return err;
   }
 
+  private stoppedWhileStarting(): StoppedWhileStarting {
+    return new StoppedWhileStarting(this.name);
+  }
+
   /** Receiver failures in socket mode concern the app token, not the bot token auth.test accepted. */
   private startError(err: unknown, phase: "bot" | "receiver"): Error {
     const mapped = mapSlackError(this.name, err, phase === "bot" ? undefined : "Socket Mode");
@@ -366,5 +387,12 @@ export class SlackChannel {
     } catch (err) {
       this.logger.warn({ err: errorMessage(err) }, "slack stop failed");
     }
+  }
+}
+
+/** start() gave up because stop() was called meanwhile. */
+class StoppedWhileStarting extends ChannelError {
+  constructor(channel: string) {
+    super(channel, "stopped", "the channel was stopped before it finished starting");
   }
 }

@@ -37,6 +37,8 @@ export class FakeSocketServer {
 
   /** How long `deliver` waits for an ack (Slack: about 3 s). */
   ackTimeoutMs = 3000;
+  /** Delay before `hello` on a new connection (a slow network), so tests can act in between. */
+  helloDelayMs = 0;
 
   constructor() {
     this.wss.on("connection", (ws) => this.onConnection(ws));
@@ -103,6 +105,12 @@ export class FakeSocketServer {
         this.waiters.delete(frame.envelope_id);
       } else this.otherFrames.push(frame);
     });
+    if (this.helloDelayMs > 0) setTimeout(() => this.hello(ws), this.helloDelayMs);
+    else this.hello(ws);
+  }
+
+  private hello(ws: WebSocket): void {
+    if (ws.readyState !== ws.OPEN) return;
     ws.send(JSON.stringify({ type: "hello", num_connections: this.sockets.size, debug_info: { host: "fake" } }));
     this.connections += 1;
     const ready = this.connectionWaiters.filter((w) => w.n <= this.connections);

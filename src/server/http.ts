@@ -61,10 +61,7 @@ export class HttpServer {
     const server = this.server;
     if (!server) return;
     this.server = undefined;
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
+    await closeServer(server);
   }
 
   private async dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -87,6 +84,14 @@ export class HttpServer {
     }
     sendJson(res, pathMatched ? 405 : 404, { error: pathMatched ? "method not allowed" : "not found" });
   }
+}
+
+/** Stops a Node HTTP server now: drops keep-alive connections instead of waiting them out. */
+export function closeServer(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
 }
 
 function split(path: string): string[] {

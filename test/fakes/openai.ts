@@ -10,9 +10,11 @@
  * Replies are scripted per test with `enqueue`; faults (HTTP 500, 429, a malformed chunk, a
  * dropped connection) and slow tokens are replies too.
  */
+
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { closeServer } from "../../src/server/http.js";
 
 /** One message of a chat-completions request, as sent on the wire. */
 export interface WireMessage {
@@ -329,9 +331,4 @@ function randomSuffix(): string {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function closeServer(server: Server): Promise<void> {
-  server.closeAllConnections();
-  return new Promise((resolve) => server.close(() => resolve()));
 }

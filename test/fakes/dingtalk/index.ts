@@ -4,9 +4,11 @@
  * (token, AI cards, robot sends), sessionWebhooks, and HTTP-mode robot callbacks with signatures.
  * Tests act as users (DMs, group @mentions, card clicks), inject faults, and read what users saw.
  */
+
 import { createHmac, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { closeServer } from "../../../src/server/http.js";
 import { FakeChat, type FakeMessage } from "./chat.js";
 import { type FakeApi, type FaultKind, OpenApi, type Reply, type Session, type TemplateSpec } from "./openapi.js";
 import { StreamGateway } from "./stream-gateway.js";
@@ -192,10 +194,7 @@ export class FakeDingTalk {
 
   async close(): Promise<void> {
     this.gateway.close();
-    await new Promise<void>((resolve) => {
-      this.server.close(() => resolve());
-      this.server.closeAllConnections();
-    });
+    await closeServer(this.server);
   }
 
   private robotMessage(text: string, user: FakeUser, group: string | undefined): Record<string, unknown> {

@@ -5,9 +5,11 @@
  * Tests act as users through `userSays` and `click`, inject faults with `failNext`, and read
  * what users see through `botMessages`.
  */
+
 import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { closeServer } from "../../../src/server/http.js";
 import type { FakeMessage } from "./model.js";
 import { handleOpenApi } from "./openapi.js";
 import { type Fault, type FaultOp, FeishuWorld, type WorldOptions } from "./state.js";
@@ -103,10 +105,7 @@ export class FeishuFake {
     const server = this.server;
     this.server = undefined;
     if (!server) return;
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
+    await closeServer(server);
   }
 
   failNext(op: FaultOp, fault: Fault, times = 1): void {

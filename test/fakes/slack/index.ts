@@ -3,8 +3,10 @@
  * Events API delivery (see transport.ts), and a user-side API — mention the bot, write in a
  * thread, DM it, click a button — plus what each conversation shows.
  */
+
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { closeServer } from "../../../src/server/http.js";
 import { type DeliveryResult, type EnvelopeType, FakeSocketServer, postSigned, type SignedPostOptions } from "./transport.js";
 import { buttonLabels, type FakeMessage, FakeWebApi, type Json, visibleText } from "./web-api.js";
 
@@ -271,8 +273,7 @@ export class FakeSlack {
 
   async close(): Promise<void> {
     this.socket.close();
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await closeServer(this.server);
   }
 
   private async deliverEvent(event: Json): Promise<DeliveryResult> {

@@ -4,8 +4,10 @@
  * what the chat shows. Faults: injected errors per method (429 with retry_after, 5xx), and a
  * record of every call made while a 429's retry_after had not yet passed.
  */
+
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { closeServer } from "../../../src/server/http.js";
 import { ApiError, BotApi, type CallbackRecord } from "./api.js";
 import { type ChatKind, type ChatMessage, ChatStore, type FakeChat, type FakeUser, userEntities } from "./chats.js";
 import { type Update, UpdateQueue } from "./updates.js";
@@ -106,10 +108,7 @@ export class FakeTelegram {
     const server = this.server;
     this.server = undefined;
     if (!server) return;
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
+    await closeServer(server);
   }
 
   // ---- the user's side ----

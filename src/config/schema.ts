@@ -33,20 +33,20 @@ export const ServerConfig = z
     port: num().pipe(z.number().int().min(0).max(65535)).default(8787),
     admin_token: z.string().optional(),
   })
-  .default({ host: "127.0.0.1", port: 8787 });
+  .prefault({});
 
 export const StorageConfig = z
   .strictObject({
     path: z.string().default("./data/antler.db"),
   })
-  .default({ path: "./data/antler.db" });
+  .prefault({});
 
 export const LoggingConfig = z
   .strictObject({
     level: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
     format: z.enum(["auto", "json", "pretty"]).default("auto"),
   })
-  .default({ level: "info", format: "auto" });
+  .prefault({});
 
 /** One chat model. Keys besides the named ones are provider options passed to the class. */
 export const ModelConfig = z.looseObject({
@@ -112,15 +112,7 @@ export const FeaturesConfig = z
     title: bool().default(false),
     summarization: bool().default(false),
   })
-  .default({
-    dangling_tool_calls: true,
-    tool_errors: true,
-    loop_detection: true,
-    message_id_guard: true,
-    dynamic_context: false,
-    title: false,
-    summarization: false,
-  });
+  .prefault({});
 
 export const AgentConfig = z
   .strictObject({
@@ -131,21 +123,7 @@ export const AgentConfig = z
     thinking: bool().default(false),
     features: FeaturesConfig,
   })
-  .default({
-    name: "antler",
-    system_prompt: "You are a helpful assistant. Answer concisely.",
-    recursion_limit: 50,
-    thinking: false,
-    features: {
-      dangling_tool_calls: true,
-      tool_errors: true,
-      loop_detection: true,
-      message_id_guard: true,
-      dynamic_context: false,
-      title: false,
-      summarization: false,
-    },
-  });
+  .prefault({});
 
 /** Settings of the shared channel core (queues, concurrency). */
 export const GatewayConfig = z
@@ -154,7 +132,7 @@ export const GatewayConfig = z
     queue_size: num().pipe(z.number().int().positive()).default(5),
     run_timeout_ms: num().pipe(z.number().int().positive()).default(600_000),
   })
-  .default({ max_concurrent_runs: 8, queue_size: 5, run_timeout_ms: 600_000 });
+  .prefault({});
 
 /**
  * Every channel section has `enabled` and an optional `use` override; the rest of its keys are

@@ -85,6 +85,27 @@ function sentAt(ts: string | undefined): number {
   return Number.isFinite(n) && n > 0 ? Math.round(n * 1000) : Date.now();
 }
 
+type UserEvent = SlackEvent & { user: string; ts: string };
+
+/** The InboundMessage for a person's message, once its conversation is known. */
+function userMessage(
+  eventId: string,
+  event: UserEvent,
+  ref: ConversationRef,
+  ctx: InboundContext,
+  mentioned: boolean,
+): InboundMessage {
+  return {
+    channel: ctx.name,
+    eventId,
+    ref,
+    user: { id: event.user },
+    text: stripMention(event.text ?? "", ctx.botUserId),
+    mentioned,
+    sentAt: sentAt(event.ts),
+  };
+}
+
 function isDirectChannel(event: SlackEvent): boolean {
   return event.channel_type === "im";
 }
@@ -104,15 +125,7 @@ export function fromMention(body: SlackEventBody, ctx: InboundContext): InboundM
     chatType: "group",
     extra: { team, user: event.user },
   };
-  return {
-    channel: ctx.name,
-    eventId: body.event_id,
-    ref,
-    user: { id: event.user },
-    text: stripMention(event.text ?? "", ctx.botUserId),
-    mentioned: true,
-    sentAt: sentAt(event.ts),
-  };
+  return userMessage(body.event_id, event as UserEvent, ref, ctx, true);
 }
 
 /**
@@ -139,15 +152,7 @@ export function fromMessage(body: SlackEventBody, ctx: InboundContext): InboundM
     chatType: direct ? "direct" : "group",
     extra: { team, user: event.user },
   };
-  return {
-    channel: ctx.name,
-    eventId: body.event_id,
-    ref,
-    user: { id: event.user },
-    text: stripMention(event.text ?? "", ctx.botUserId),
-    mentioned: direct || followUp,
-    sentAt: sentAt(event.ts),
-  };
+  return userMessage(body.event_id, event as UserEvent, ref, ctx, direct || followUp);
 }
 
 /** Decodes the value the adapter put on a button: `{"q": questionId, "b": buttonId}`. */

@@ -130,7 +130,9 @@ export class Dispatcher {
   /** Access, commands that answer at once, then the conversation's queue. */
   private async route(slot: ChannelSlot, msg: InboundMessage): Promise<void> {
     const { store, logger } = this.options;
-    const denial = accessDenial(slot.access, msg);
+    let denial = accessDenial(slot.access, msg);
+    // A follow-up in a thread the bot is already part of needs no new mention, even after a restart.
+    if (denial === "mention" && msg.inThread && (await store.currentThread(msg.ref.key))) denial = undefined;
     if (denial) {
       logger.debug({ channel: slot.name, key: msg.ref.key, denial }, "message not for the bot");
       await store.setInboxState(slot.name, msg.eventId, "done", `ignored: ${denial}`);

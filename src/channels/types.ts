@@ -110,6 +110,12 @@ export interface InboundMessage {
   text: string;
   /** The bot was @mentioned, replied to, or addressed by command. Always true in direct chats. */
   mentioned: boolean;
+  /**
+   * The message is a reply inside a platform thread or topic whose conversation key is that
+   * thread. In groups the core then treats it as addressed to the bot when it already holds a
+   * conversation for `ref.key` — a thread the bot is part of — also after a restart.
+   */
+  inThread?: boolean;
   /** The sender is a bot (this bot or another); the core ignores such messages. */
   fromBot?: boolean;
   /** Set when this is a button click rather than a message. */

@@ -77,6 +77,26 @@ describe("feishu group assistant end to end", () => {
     expect(history).toContain(REPLY);
   });
 
+  it("after a restart, a follow-up in the topic without a mention still continues it", async () => {
+    const { driver, gw: first } = await boot("websocket");
+    first.model.enqueue({ text: "Before the restart." });
+    const asked = await driver.fake.userSays({ chatType: "group", text: "remember the heron", mentionBot: true });
+    await eventually(() => driver.fake.botMessages(GROUP_CHAT).find((m) => m.text === "Before the restart."), 20_000);
+    await first.stop(false);
+    const port = await freePort();
+    gw = await startTestGateway({
+      channels: { feishu: driver.channelConfig({ gatewayUrl: `http://127.0.0.1:${port}` }) },
+      port,
+      model: first.model,
+      dir: first.dir,
+    });
+    gw.model.enqueue({ text: "After the restart." });
+    await driver.fake.userSays({ chatType: "group", rootId: asked.messageId, text: "what was the bird?" });
+    await eventually(() => driver.fake.botMessages(GROUP_CHAT).find((m) => m.text === "After the restart."), 20_000, "the reply");
+    const history = gw.model.requests.at(-1)?.messages.map((m) => contentText(m.content)) ?? [];
+    expect(history).toContain("remember the heron");
+  });
+
   it("a new mention outside the topic starts a new conversation", async () => {
     const { driver, gw } = await boot("websocket");
     gw.model.enqueue({ text: "first" }, { text: "second" });

@@ -57,6 +57,32 @@ describe("slack end to end", () => {
     expect(userTurns(gw)).toEqual(["first question", "and a follow-up"]);
   });
 
+  it("after a restart, a thread follow-up without a mention still continues the conversation", async () => {
+    const { fake, gw: first } = await boot("socket");
+    first.model.enqueue({ text: "Before the restart." });
+    const root = await fake.mention("remember the otter");
+    await eventually(() => fake.botMessages("C0001", root).find((m) => m.text === "Before the restart."), 15_000);
+    await first.stop(false);
+    gw = await startTestGateway({
+      channels: { slack: { enabled: true, ...slackConfigFor(fake, { edit_interval_ms: 200 }) } },
+      model: first.model,
+      dir: first.dir,
+    });
+    gw.model.enqueue({ text: "After the restart." });
+    await fake.say("what did I ask you to remember?", { threadTs: root });
+    await eventually(
+      () => fake.botMessages("C0001", root).find((m) => m.text === "After the restart."),
+      15_000,
+      "the follow-up reply",
+    );
+    expect(userTurns(gw)).toEqual(["remember the otter", "what did I ask you to remember?"]);
+    // A thread the bot was never part of stays quiet.
+    const other = await fake.say("unrelated chatter");
+    await fake.say("a reply in someone else's thread", { threadTs: other });
+    await sleep(300);
+    expect(gw.model.requests.map((r) => userTurnsOf(r).at(-1))).not.toContain("a reply in someone else's thread");
+  });
+
   it("continues the DM's thread with a second DM", async () => {
     const { fake, gw } = await boot("socket");
     gw.model.enqueue({ text: "Hi there." }, { text: "Still here." });

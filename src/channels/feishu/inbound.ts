@@ -83,6 +83,8 @@ export function translateMessage(ctx: InboundContext, data: MessageEvent): Inbou
     sentAt: Number(m.create_time) || Date.now(),
   };
   if (data.sender?.sender_type === "app" || senderId === ctx.botOpenId) msg.fromBot = true;
+  // The core knows the topic's conversation durably: a follow-up after a restart still counts.
+  if (group && m.root_id) msg.inThread = true;
   return msg;
 }
 

@@ -152,7 +152,10 @@ export function fromMessage(body: SlackEventBody, ctx: InboundContext): InboundM
     chatType: direct ? "direct" : "group",
     extra: { team, user: event.user },
   };
-  return userMessage(body.event_id, event as UserEvent, ref, ctx, direct || followUp);
+  const msg = userMessage(body.event_id, event as UserEvent, ref, ctx, direct || followUp);
+  // The core knows the thread's conversation durably: a follow-up after a restart still counts.
+  if (!direct && event.thread_ts !== undefined && event.thread_ts !== event.ts) msg.inThread = true;
+  return msg;
 }
 
 /** Decodes the value the adapter put on a button: `{"q": questionId, "b": buttonId}`. */

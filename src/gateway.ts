@@ -32,8 +32,12 @@ export interface GatewayOptions {
   serve?: boolean;
   observer?: DispatcherObserver;
   supervisor?: SupervisorOptions;
+  /** How long `start` waits for channels to connect (default 15 s). */
+  startWaitMs?: number;
 }
 
+/** How long `start` waits for channels to connect before going on without the slow ones. */
+const START_WAIT_MS = 15_000;
 /** How long `stop` lets running replies finish before cancelling them. */
 const DRAIN_MS = 5_000;
 const INBOX_KEEP_MS = 48 * 3600_000;
@@ -134,7 +138,10 @@ export class Gateway {
     if (!config.server.admin_token && this.options.serve !== false) {
       logger.warn("server.admin_token is not set: the admin API and status page answer only loopback requests");
     }
-    await Promise.all(this.slots.map((slot) => this.startSlot(slot, leftovers)));
+    // A platform that keeps a channel connecting must not hold up the rest: wait a bounded time,
+    // and let slow channels finish starting in the background (their state says "starting").
+    const started = Promise.all(this.slots.map((slot) => this.startSlot(slot, leftovers)));
+    await Promise.race([started, delay(this.options.startWaitMs ?? START_WAIT_MS)]);
     this.supervisor.start();
     this.pruneTimer = setInterval(() => void store.pruneInbox(Date.now() - INBOX_KEEP_MS), 3600_000);
     this.pruneTimer.unref();
@@ -146,7 +153,7 @@ export class Gateway {
     const dispatcher = this.dispatcher;
     if (!channel || !dispatcher || slot.override?.state === "disabled") return;
     const logger = this.options.logger;
-    slot.override = { state: "starting", reason: "starting" };
+    slot.override = { state: "starting", reason: "connecting to the platform" };
     try {
       await channel.start(dispatcher.sinkFor(slot));
       slot.override = undefined;

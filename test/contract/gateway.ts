@@ -26,6 +26,7 @@ export interface TestGatewayOptions {
   server?: Record<string, unknown>;
   logger?: Logger;
   supervisor?: SupervisorOptions;
+  startWaitMs?: number;
 }
 
 export interface TestGateway {
@@ -71,6 +72,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     loaded: { config, baseDir: dir },
     logger: options.logger ?? testLogger(),
     ...(options.supervisor ? { supervisor: options.supervisor } : {}),
+    ...(options.startWaitMs !== undefined ? { startWaitMs: options.startWaitMs } : {}),
   });
   await gateway.start();
   return {

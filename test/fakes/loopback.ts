@@ -79,6 +79,8 @@ export class LoopbackWorld {
   startError: (() => Error) | undefined;
   /** How many times a channel connected to this world. */
   starts = 0;
+  /** When set, connecting waits for it (a platform that is slow to answer). */
+  startGate: Promise<void> | undefined;
 
   constructor(readonly options: LoopbackOptions = {}) {
     worlds.set(this.id, this);
@@ -347,6 +349,7 @@ export class LoopbackChannel implements Channel {
 
   async start(sink: InboundSink): Promise<void> {
     this.world.starts++;
+    await this.world.startGate;
     const refused = this.world.startError?.();
     if (refused) {
       this.state = "failed";

@@ -70,6 +70,25 @@ describe("admin API", () => {
     expect((await api("/readyz")).status).toBe(200);
   });
 
+  it("does not let a channel that is slow to connect hold up the others", async () => {
+    const slow = new LoopbackWorld();
+    let release!: () => void;
+    slow.startGate = new Promise((resolve) => {
+      release = resolve;
+    });
+    const fast = new LoopbackWorld();
+    const started = Date.now();
+    gw = await startTestGateway({ channels: { slow: slow.channelConfig(), fast: fast.channelConfig() }, startWaitMs: 300 });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(((await api("/api/channels/slow")).body as ChannelReport).state).toBe("starting");
+    expect(((await api("/api/channels/fast")).body as ChannelReport).state).toBe("running");
+    gw.model.enqueue({ text: "fast answers" });
+    await fast.userSays("hi");
+    await eventually(() => fast.botMessages().some((m) => m.text === "fast answers"));
+    release();
+    await eventually(async () => ((await api("/api/channels/slow")).body as ChannelReport).state === "running");
+  });
+
   it("the supervisor restarts a channel that failed at run time, with backoff", async () => {
     const world = new LoopbackWorld();
     gw = await startTestGateway({ channels: { loop: world.channelConfig() }, supervisor: { baseDelayMs: 100, pollMs: 25 } });

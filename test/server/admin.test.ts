@@ -8,6 +8,7 @@ import { PlatformAuthError } from "../../src/errors.js";
 import { isLoopback, tokenMatches } from "../../src/server/admin.js";
 import { eventually, startTestGateway, type TestGateway } from "../contract/gateway.js";
 import { type LoopbackChannel, LoopbackWorld } from "../fakes/loopback.js";
+import { runCli } from "../helpers/cli.js";
 
 const TOKEN = "admin-token-for-tests";
 let gw: TestGateway | undefined;
@@ -122,5 +123,27 @@ describe("admin API", () => {
     expect(metrics).toMatch(/antler_first_visible_text_seconds_count\{channel="loop"\} 1/);
     expect(metrics).toMatch(/antler_platform_api_calls_total\{channel="loop",kind="send"\} \d+/);
     expect(metrics).toMatch(/antler_active_runs 0/);
+  });
+});
+
+describe("antler status", () => {
+  it("prints the running gateway's channels as a table, with the failure reason", async () => {
+    const ok = new LoopbackWorld();
+    const bad = new LoopbackWorld();
+    bad.startError = () => new PlatformAuthError("bad", "401 Unauthorized: token revoked");
+    gw = await startTestGateway({
+      channels: { good: ok.channelConfig(), bad: bad.channelConfig() },
+      server: { admin_token: TOKEN },
+      supervisor: { baseDelayMs: 60_000 },
+    });
+    const denied = await runCli(["status", "--url", gw.url, "--token", "wrong"]);
+    expect(denied.code).toBe(1);
+    expect(denied.output).toContain("HTTP 401");
+    const { code, output } = await runCli(["status", "--url", gw.url, "--token", TOKEN]);
+    expect(code).toBe(1);
+    const lines = output.trim().split("\n");
+    expect(lines[0]).toMatch(/^CHANNEL\s+STATE\s+CONN\s+MODE/);
+    expect(lines.find((l) => l.startsWith("good"))).toMatch(/^good\s+running\s+yes\s+memory/);
+    expect(lines.find((l) => l.startsWith("bad"))).toMatch(/^bad\s+failed\s+no\s+.*token revoked/);
   });
 });

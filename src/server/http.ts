@@ -40,7 +40,14 @@ export class HttpServer {
   }
 
   async listen(): Promise<AddressInfo> {
-    const server = createServer((req, res) => void this.dispatch(req, res));
+    const server = createServer((req, res) => {
+      // Nothing a client sends may become an unhandled rejection: that would end the process.
+      this.dispatch(req, res).catch((err: unknown) => {
+        this.options.logger.error({ err }, "http request failed");
+        if (!res.headersSent) sendJson(res, 500, { error: "internal error" });
+        else res.end();
+      });
+    });
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
@@ -69,7 +76,14 @@ export class HttpServer {
     const parts = split(url.pathname);
     let pathMatched = false;
     for (const route of this.routes) {
-      const params = match(route.parts, parts);
+      let params: RouteParams | undefined;
+      try {
+        params = match(route.parts, parts);
+      } catch {
+        // A path parameter with broken percent-encoding (e.g. "%E0%A4%A").
+        sendJson(res, 400, { error: "malformed path" });
+        return;
+      }
       if (!params) continue;
       pathMatched = true;
       if (route.method !== "*" && route.method !== req.method) continue;

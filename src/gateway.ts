@@ -52,6 +52,11 @@ export class Gateway {
   readonly startedAt = Date.now();
   private pruneTimer: NodeJS.Timeout | undefined;
   private readonly supervisor: Supervisor;
+  /**
+   * Messages a previous process accepted but never finished, by channel, until that channel is
+   * up and their notice is out. A channel that fails at first start gets them on a later restart.
+   */
+  private readonly leftovers = new Map<string, InboxEntry[]>();
 
   constructor(private readonly options: GatewayOptions) {
     const { config } = options.loaded;
@@ -133,14 +138,16 @@ export class Gateway {
       observer: this.options.observer ?? this.metrics,
     });
     // Read what a previous process left unfinished before any channel can add new work.
-    const leftovers = await store.unfinished();
+    for (const entry of await store.unfinished()) {
+      this.leftovers.set(entry.channel, [...(this.leftovers.get(entry.channel) ?? []), entry]);
+    }
     this.slots = await loadChannels(this.options.channels ?? config.channels, { baseDir, logger, http: this.server });
     if (!config.server.admin_token && this.options.serve !== false) {
       logger.warn("server.admin_token is not set: the admin API and status page answer only loopback requests");
     }
     // A platform that keeps a channel connecting must not hold up the rest: wait a bounded time,
     // and let slow channels finish starting in the background (their state says "starting").
-    const started = Promise.all(this.slots.map((slot) => this.startSlot(slot, leftovers)));
+    const started = Promise.all(this.slots.map((slot) => this.startSlot(slot)));
     await Promise.race([started, delay(this.options.startWaitMs ?? START_WAIT_MS)]);
     this.supervisor.start();
     this.pruneTimer = setInterval(() => void store.pruneInbox(Date.now() - INBOX_KEEP_MS), 3600_000);
@@ -148,7 +155,7 @@ export class Gateway {
   }
 
   /** Starts one channel; a failure marks only that channel failed. */
-  async startSlot(slot: ChannelSlot, leftovers: InboxEntry[] = []): Promise<void> {
+  async startSlot(slot: ChannelSlot): Promise<void> {
     const channel = slot.channel;
     const dispatcher = this.dispatcher;
     if (!channel || !dispatcher || slot.override?.state === "disabled") return;
@@ -164,7 +171,11 @@ export class Gateway {
       logger.error({ channel: slot.name, err }, "channel failed to start");
       return;
     }
-    await dispatcher.recover(slot, leftovers);
+    const leftovers = this.leftovers.get(slot.name);
+    if (!leftovers) return;
+    this.leftovers.delete(slot.name);
+    const unsent = await dispatcher.recover(slot, leftovers);
+    if (unsent.length > 0) this.leftovers.set(slot.name, [...unsent, ...(this.leftovers.get(slot.name) ?? [])]);
   }
 
   async stop(): Promise<void> {

@@ -307,17 +307,21 @@ export class Dispatcher {
   /**
    * After a restart: events the previous process accepted but never finished get a notice in
    * their chat, so nothing a user sent ends in silence. `entries` were read before channels started.
+   * Resolves to the entries whose notice could not be sent (the caller tries them again later).
    */
-  async recover(slot: ChannelSlot, entries: InboxEntry[]): Promise<void> {
+  async recover(slot: ChannelSlot, entries: InboxEntry[]): Promise<InboxEntry[]> {
+    const unsent: InboxEntry[] = [];
     for (const entry of entries.filter((e) => e.channel === slot.name)) {
       const msg = entry.payload as unknown as InboundMessage;
       try {
         await this.notify(slot, msg.ref, NOTICES.restarted, true);
         await this.options.store.setInboxState(entry.channel, entry.eventId, "failed", "interrupted by a restart");
       } catch (err) {
+        unsent.push(entry);
         this.options.logger.error({ err, channel: slot.name, eventId: entry.eventId }, "could not send the restart notice");
       }
     }
+    return unsent;
   }
 
   private async notify(slot: ChannelSlot, ref: ConversationRef, text: string, rethrow = false): Promise<void> {

@@ -3,7 +3,11 @@
  * ordering, parallelism, commands, and questions that outlive a restart.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { SqliteBindingStore } from "../../src/bindings/sqlite.js";
 import { NOTICES } from "../../src/channels/dispatcher.js";
+import type { InboundMessage } from "../../src/channels/types.js";
+import { PlatformAuthError } from "../../src/errors.js";
+import type { SupervisorOptions } from "../../src/supervisor.js";
 import { eventually, sleep, startTestGateway, type TestGateway } from "../contract/gateway.js";
 import { LoopbackWorld } from "../fakes/loopback.js";
 import { contentText, type MockModel, startMockModel } from "../fakes/openai.js";
@@ -18,7 +22,10 @@ afterEach(async () => {
   models = [];
 });
 
-async function boot(world: LoopbackWorld, extra: { model?: MockModel; dir?: string; gateway?: Record<string, unknown> } = {}) {
+async function boot(
+  world: LoopbackWorld,
+  extra: { model?: MockModel; dir?: string; gateway?: Record<string, unknown>; supervisor?: SupervisorOptions } = {},
+) {
   const model = extra.model ?? (await startMockModel());
   if (!extra.model) models.push(model);
   const gw = await startTestGateway({ channels: { loop: world.channelConfig() }, model, ...extra });
@@ -206,5 +213,34 @@ describe("dispatcher", () => {
     gw.model.enqueue({ text: "recovered" });
     await world.userSays("again");
     await eventually(() => texts(world).includes("recovered"), 15_000);
+  });
+
+  it("tells the user about a message a crash left unfinished also when the channel only comes up on a later restart", async () => {
+    const world = new LoopbackWorld();
+    const first = await boot(world);
+    const dir = first.dir;
+    await first.stop(false);
+    // What a crashed process leaves behind: a recorded message that never got its answer.
+    const store = new SqliteBindingStore(`${dir}/antler.db`);
+    const lost: InboundMessage = {
+      channel: "loop",
+      eventId: "lost-1",
+      ref: { channel: "loop", key: "loop:w:dm1", chatId: "dm1", chatType: "direct" },
+      user: { id: "u1" },
+      text: "are you there?",
+      mentioned: true,
+      sentAt: Date.now(),
+    };
+    await store.recordInbound({ channel: "loop", eventId: "lost-1", key: lost.ref.key, payload: lost as never });
+    await store.setInboxState("loop", "lost-1", "running");
+    await store.close();
+
+    world.startError = () => new PlatformAuthError("loop", "401 Unauthorized");
+    const gw = await boot(world, { model: first.model, dir, supervisor: { baseDelayMs: 50, pollMs: 20 } });
+    expect(gw.gateway.report("loop")?.state).toBe("failed");
+    world.startError = undefined;
+    await eventually(() => gw.gateway.report("loop")?.state === "running", 10_000, "the supervisor to restart the channel");
+    await eventually(() => texts(world).includes(NOTICES.restarted), 5_000, "the restart notice");
+    expect((await gw.gateway.store!.getInbound("loop", "lost-1"))?.state).toBe("failed");
   });
 });

@@ -8,6 +8,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import type { BindingStore, InboxEntry, Json, PendingQuestion } from "../bindings/types.js";
 import type { GatewayConfig } from "../config/schema.js";
 import { AntlerError, errorMessage } from "../errors.js";
+import { toRunError } from "../harness/run-errors.js";
 import type { Harness, RunEvent, RunOptions } from "../harness/types.js";
 import type { Logger } from "../log/logger.js";
 import { accessDenial } from "./access.js";
@@ -49,6 +50,13 @@ export const NOTICES = {
   newThread: "Started a new conversation. What would you like to talk about?",
   failed: "Something went wrong while handling your message. Please try again.",
 } as const;
+
+/**
+ * How long a run may go on after its abort (`/stop`, timeout, shutdown) before the dispatcher
+ * stops waiting for the backend and ends it itself: a backend that ignores its signal must not
+ * hold the conversation and a global run slot forever.
+ */
+const ABANDON_AFTER_ABORT_MS = 2_000;
 
 interface ActiveRun {
   threadId: string;
@@ -221,11 +229,15 @@ export class Dispatcher {
     const questionId = randomBytes(6).toString("base64url");
     let outcome: RenderOutcome | undefined;
     try {
-      const events = start({
-        signal: controller.signal,
-        user: msg.user,
-        context: { channel: slot.name, chat_type: msg.ref.chatType },
-      });
+      const events = untilAbandoned(
+        start({
+          signal: controller.signal,
+          user: msg.user,
+          context: { channel: slot.name, chat_type: msg.ref.chatType },
+        }),
+        controller.signal,
+        (err) => this.options.logger.warn({ err, channel: slot.name, key }, "a run ignored its abort; abandoned it"),
+      );
       const hooks = this.hooks(slot, started);
       outcome = await renderRun(events, {
         channel: this.channelOf(slot),
@@ -360,4 +372,55 @@ export class Dispatcher {
     if (!slot.channel) throw new Error(`channel ${slot.name} is not loaded`);
     return slot.channel;
   }
+}
+
+/**
+ * Passes `events` through until the run ends by itself, or until `signal` has been aborted for
+ * {@link ABANDON_AFTER_ABORT_MS}: then it stops waiting for the backend and ends the run with the
+ * error event the abort stands for (timeout or cancel), leaving the backend's iterator behind.
+ */
+async function* untilAbandoned(
+  events: AsyncIterable<RunEvent>,
+  signal: AbortSignal,
+  onAbandon: (reason: unknown) => void,
+): AsyncGenerator<RunEvent> {
+  const iterator = events[Symbol.asyncIterator]();
+  let timer: NodeJS.Timeout | undefined;
+  const abandoned = new Promise<"abandoned">((resolve) => {
+    const arm = () => {
+      timer = setTimeout(() => resolve("abandoned"), ABANDON_AFTER_ABORT_MS);
+    };
+    if (signal.aborted) arm();
+    else signal.addEventListener("abort", arm, { once: true });
+  });
+  let finished = false;
+  try {
+    for (;;) {
+      const next = await Promise.race([iterator.next(), abandoned]);
+      if (next === "abandoned") {
+        onAbandon(signal.reason);
+        // Not awaited: a hung backend may never answer this either.
+        closeQuietly(iterator);
+        finished = true;
+        const { code, message } = toRunError(signal.reason, true, signal.reason);
+        yield { type: "error", code, message };
+        return;
+      }
+      if (next.done) {
+        finished = true;
+        return;
+      }
+      yield next.value;
+    }
+  } finally {
+    clearTimeout(timer);
+    // The consumer stopped early (the reply failed): let the backend clean up, without waiting on it.
+    if (!finished) closeQuietly(iterator);
+  }
+}
+
+function closeQuietly(iterator: AsyncIterator<RunEvent>): void {
+  Promise.resolve()
+    .then(() => iterator.return?.())
+    .catch(() => undefined);
 }

@@ -7,6 +7,7 @@ import { SqliteBindingStore } from "../../src/bindings/sqlite.js";
 import { NOTICES } from "../../src/channels/dispatcher.js";
 import type { InboundMessage } from "../../src/channels/types.js";
 import { PlatformAuthError } from "../../src/errors.js";
+import type { Harness, RunEvent } from "../../src/harness/types.js";
 import type { SupervisorOptions } from "../../src/supervisor.js";
 import { eventually, sleep, startTestGateway, type TestGateway } from "../contract/gateway.js";
 import { LoopbackWorld } from "../fakes/loopback.js";
@@ -242,5 +243,40 @@ describe("dispatcher", () => {
     await eventually(() => gw.gateway.report("loop")?.state === "running", 10_000, "the supervisor to restart the channel");
     await eventually(() => texts(world).includes(NOTICES.restarted), 5_000, "the restart notice");
     expect((await gw.gateway.store!.getInbound("loop", "lost-1"))?.state).toBe("failed");
+  });
+
+  it("ends a run whose backend ignores the timeout: the user is told, and the conversation and run slot are freed", async () => {
+    // A backend that hangs and never honours its abort signal (a stuck remote server, a model
+    // call without a timeout). The gateway must still give the user an answer and move on.
+    const runs: string[] = [];
+    const harness: Harness = {
+      run(_threadId, text) {
+        runs.push(text);
+        return (async function* (): AsyncGenerator<RunEvent> {
+          if (text === "hang") await new Promise(() => undefined);
+          yield { type: "text", delta: `echo ${text}` };
+          yield { type: "done", text: `echo ${text}` };
+        })();
+      },
+      resume: () => (async function* (): AsyncGenerator<RunEvent> {})(),
+      cancel: () => false,
+      getThread: async () => undefined,
+      close: async () => undefined,
+    };
+    const world = new LoopbackWorld();
+    const gw = await startTestGateway({
+      channels: { loop: world.channelConfig() },
+      harness,
+      gateway: { run_timeout_ms: 300, max_concurrent_runs: 1 },
+    });
+    running.push(gw);
+    models.push(gw.model);
+    await world.userSays("hang");
+    await world.userSays("after");
+    await world.userSays("elsewhere", { chatId: "dm2" });
+    const notice = await eventually(() => texts(world).find((t) => t.startsWith("⚠️")), 10_000, "the timeout notice");
+    expect(notice).toMatch(/too long/);
+    await eventually(() => texts(world).includes("echo after") && texts(world, "dm2").includes("echo elsewhere"), 10_000);
+    expect(gw.gateway.dispatcher!.activeRuns).toBe(0);
   });
 });

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { AppConfigSchema } from "../../src/config/schema.js";
 import { createGateway, type Gateway } from "../../src/gateway.js";
+import type { Harness } from "../../src/harness/types.js";
 import { createLogger, type Logger } from "../../src/log/logger.js";
 import type { SupervisorOptions } from "../../src/supervisor.js";
 import { type MockModel, mockModelConfig, startMockModel } from "../fakes/openai.js";
@@ -27,6 +28,8 @@ export interface TestGatewayOptions {
   logger?: Logger;
   supervisor?: SupervisorOptions;
   startWaitMs?: number;
+  /** Use this harness instead of the embedded agent on the mock model. */
+  harness?: Harness;
 }
 
 export interface TestGateway {
@@ -73,6 +76,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     logger: options.logger ?? testLogger(),
     ...(options.supervisor ? { supervisor: options.supervisor } : {}),
     ...(options.startWaitMs !== undefined ? { startWaitMs: options.startWaitMs } : {}),
+    ...(options.harness ? { harness: options.harness } : {}),
   });
   await gateway.start();
   return {

@@ -42,6 +42,15 @@ interface ActiveRun {
   controller: AbortController;
 }
 
+/** One run's progress, shared by the driver and the stream so either can finish it off. */
+interface StreamState {
+  translator: RunTranslator;
+  /** The graph was asked to run: from here on, stopping needs a repair. */
+  started: boolean;
+  /** The closing event was handed out (or a repair already ran). */
+  ended: boolean;
+}
+
 function errorEvent(code: RunErrorCode, message: string): RunEvent {
   return { type: "error", code, message };
 }
@@ -123,16 +132,28 @@ export class AgentHarness implements Harness {
     const abort = () => controller.abort(options.signal?.reason);
     options.signal?.addEventListener("abort", abort, { once: true });
     if (options.signal?.aborted) controller.abort(options.signal.reason);
+    const run: StreamState = { translator: new RunTranslator(), started: false, ended: false };
     try {
-      const input = await this.#input(threadId, kind, text);
+      let input: unknown;
+      try {
+        input = await this.#input(threadId, kind, text);
+      } catch (err) {
+        this.#logger.error({ err, threadId }, "could not read the thread before the run");
+        run.ended = true;
+        yield errorEvent("internal", MESSAGES.internal);
+        return;
+      }
       if (!input) {
+        run.ended = true;
         yield errorEvent("no_pending", MESSAGES.no_pending);
         return;
       }
-      yield* this.#stream(threadId, input, options, controller.signal);
+      yield* this.#stream(threadId, input, options, controller.signal, run);
     } finally {
       // A caller that stops iterating early must not leave the graph running in the background.
       controller.abort();
+      // Nor a thread with open tool calls or without the text the caller already showed.
+      if (run.started && !run.ended) await this.#repair(threadId, run.translator.turnText);
       options.signal?.removeEventListener("abort", abort);
       this.#active.delete(threadId);
     }
@@ -150,14 +171,21 @@ export class AgentHarness implements Harness {
     return { messages: [new HumanMessage({ content: text, id: randomUUID() })] };
   }
 
-  async *#stream(threadId: string, input: unknown, options: RunOptions, signal: AbortSignal): AsyncGenerator<RunEvent> {
-    const translator = new RunTranslator();
+  async *#stream(
+    threadId: string,
+    input: unknown,
+    options: RunOptions,
+    signal: AbortSignal,
+    run: StreamState,
+  ): AsyncGenerator<RunEvent> {
+    const { translator } = run;
     const context: AntlerRunContext = {};
     if (options.user) context.user = options.user;
     if (options.context) context.labels = options.context;
     const log = this.#logger.child({ threadId });
     try {
       signal.throwIfAborted();
+      run.started = true;
       const stream = await this.#agent.stream(
         input as never,
         {
@@ -175,10 +203,12 @@ export class AgentHarness implements Harness {
       const failure = toRunError(err, signal.aborted, signal.reason);
       if (failure.code === "cancelled" || failure.code === "timeout") log.info({ code: failure.code }, "run stopped");
       else log.warn({ err, code: failure.code }, "run failed");
-      await this.#repair(threadId, translator.turnText);
+      if (run.started) await this.#repair(threadId, translator.turnText);
+      run.ended = true;
       yield errorEvent(failure.code, failure.message);
       return;
     }
+    run.ended = true;
     yield translator.finish();
   }
 

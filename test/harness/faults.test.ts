@@ -1,6 +1,10 @@
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { MemorySaver } from "@langchain/langgraph";
+import { ChatOpenAI } from "@langchain/openai";
 import { tool } from "langchain";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { AgentHarness, createAntlerAgent } from "../../src/harness/index.js";
 import type { RunEvent } from "../../src/harness/types.js";
 import { type MockModel, type MockReply, startMockModel } from "../fakes/openai.js";
 import { collect, deltas, last, startHarness, type TestHarness } from "./helpers.js";
@@ -127,5 +131,49 @@ describe("cancel and concurrency", () => {
     let rest = await iterator.next();
     while (!rest.done) rest = await iterator.next();
     expect((await t.harness.getThread("t1"))?.running).toBe(false);
+  });
+});
+
+describe("a caller that stops reading early", () => {
+  it("mid-tool: the run is stopped and repaired, so the next run works without the dangling-call feature", async () => {
+    await t.harness.close();
+    // The harness's own repair must close the call; the request-time patch is switched off here.
+    t = await startHarness(mock, { agent: { features: { dangling_tool_calls: false } } }, [slowTool]);
+    mock.enqueue({ toolCalls: [{ name: "slow_tool", args: {}, id: "call_left" }] });
+    for await (const e of t.harness.run("t1", "work")) if (e.type === "tool_start") break;
+    expect((await t.harness.getThread("t1"))?.running).toBe(false);
+    expect(last(await collect(t.harness.run("t1", "again")))).toMatchObject({ type: "done", text: "ok: again" });
+    expect(mock.requests[1]?.messages.find((m) => m.role === "tool")).toMatchObject({ tool_call_id: "call_left" });
+  });
+
+  it("mid-text: the text the caller already read stays in the history", async () => {
+    mock.enqueue({ text: "first part, then more and more", chunkSize: 5, delayMs: 20 });
+    const seen: string[] = [];
+    for await (const e of t.harness.run("t1", "talk")) {
+      if (e.type === "text") seen.push(e.delta);
+      if (seen.length === 2) break;
+    }
+    await collect(t.harness.run("t1", "again"));
+    const sent = mock.requests[1]?.messages.map((m) => `${m.role}:${m.content}`);
+    expect(sent?.slice(1)).toEqual(["user:talk", `assistant:${seen.join("")}`, "user:again"]);
+  });
+});
+
+describe("a storage failure", () => {
+  it("ends the run with one error event instead of a throwing iterable; the next run works", async () => {
+    let broken = true;
+    class FlakySaver extends MemorySaver {
+      override async getTuple(config: RunnableConfig) {
+        if (broken) throw new Error("SQLITE_BUSY: database is locked");
+        return super.getTuple(config);
+      }
+    }
+    const model = new ChatOpenAI({ model: "mock-model", apiKey: "sk-test", configuration: { baseURL: mock.url }, maxRetries: 0 });
+    const harness = new AgentHarness({ agent: createAntlerAgent({ model, checkpointer: new FlakySaver() }), modelName: "mock" });
+    const events = await collect(harness.run("t1", "hello"));
+    expect(events).toEqual([{ type: "error", code: "internal", message: expect.any(String) }]);
+    expect(harness.cancel("t1")).toBe(false);
+    broken = false;
+    expect(last(await collect(harness.run("t1", "again")))).toMatchObject({ type: "done", text: "ok: again" });
   });
 });

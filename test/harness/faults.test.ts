@@ -159,6 +159,29 @@ describe("a caller that stops reading early", () => {
   });
 });
 
+describe("a run stopped by a timeout", () => {
+  it("ends with a timeout error, not a cancel, and the thread stays usable", async () => {
+    mock.enqueue({ toolCalls: [{ name: "slow_tool", args: {}, id: "call_t" }] });
+    const controller = new AbortController();
+    const events = await runUntil(
+      t.harness.run("t1", "work", { signal: controller.signal }),
+      (e) => e.type === "tool_start",
+      () => controller.abort(new DOMException("the run took too long", "TimeoutError")),
+    );
+    expect(last(events)).toMatchObject({ type: "error", code: "timeout" });
+    expectReadable(last(events).type === "error" ? (last(events) as { message: string }).message : "");
+    expect(last(await collect(t.harness.run("t1", "again")))).toMatchObject({ type: "done", text: "ok: again" });
+  });
+
+  it("a signal that already timed out ends the run before the model is called", async () => {
+    const events = await collect(
+      t.harness.run("t1", "work", { signal: AbortSignal.abort(new DOMException("late", "TimeoutError")) }),
+    );
+    expect(events).toEqual([{ type: "error", code: "timeout", message: expect.any(String) }]);
+    expect(mock.requests).toHaveLength(0);
+  });
+});
+
 describe("a storage failure", () => {
   it("ends the run with one error event instead of a throwing iterable; the next run works", async () => {
     let broken = true;

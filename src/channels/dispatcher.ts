@@ -49,6 +49,7 @@ export const NOTICES = {
   nothingToStop: "Nothing is running right now.",
   newThread: "Started a new conversation. What would you like to talk about?",
   failed: "Something went wrong while handling your message. Please try again.",
+  noReply: "I finished without writing a reply. Please try again, or ask differently.",
 } as const;
 
 /**
@@ -252,7 +253,11 @@ export class Dispatcher {
       release();
       this.options.observer?.runFinished?.(slot.name, outcome?.kind ?? "error", (Date.now() - started) / 1000);
     }
-    if (outcome.kind === "done") slot.counters.replies++;
+    if (outcome.kind === "done") {
+      slot.counters.replies++;
+      // A run of only tool calls (or blank text) posts nothing; silence would look like a lost message.
+      if (outcome.messages.length === 0) await this.notify(slot, msg.ref, NOTICES.noReply);
+    }
     if (outcome.kind === "clarification") {
       const c = outcome.clarification;
       await this.options.store.setPending({

@@ -279,4 +279,26 @@ describe("dispatcher", () => {
     await eventually(() => texts(world).includes("echo after") && texts(world, "dm2").includes("echo elsewhere"), 10_000);
     expect(gw.gateway.dispatcher!.activeRuns).toBe(0);
   });
+
+  it("tells the user when a run ends without any text (only tool calls), instead of leaving silence", async () => {
+    const harness: Harness = {
+      run: () =>
+        (async function* (): AsyncGenerator<RunEvent> {
+          yield { type: "tool_start", id: "t1", name: "web_search", args: {} };
+          yield { type: "tool_end", id: "t1", name: "web_search", output: "3 results", error: false };
+          yield { type: "done", text: "" };
+        })(),
+      resume: () => (async function* (): AsyncGenerator<RunEvent> {})(),
+      cancel: () => false,
+      getThread: async () => undefined,
+      close: async () => undefined,
+    };
+    const world = new LoopbackWorld();
+    const gw = await startTestGateway({ channels: { loop: world.channelConfig() }, harness });
+    running.push(gw);
+    models.push(gw.model);
+    const msg = await world.userSays("search quietly");
+    await eventually(async () => (await gw.gateway.store!.getInbound("loop", msg.eventId))?.state === "done");
+    expect(texts(world)).toEqual([NOTICES.noReply]);
+  });
 });

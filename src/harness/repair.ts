@@ -5,7 +5,7 @@
  * as ordinary messages.
  */
 import { randomUUID } from "node:crypto";
-import { AIMessage, type BaseMessage, isAIMessage, isToolMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, isAIMessage, isHumanMessage, isToolMessage, ToolMessage } from "@langchain/core/messages";
 import type { AntlerAgent } from "./agent.js";
 
 /** Why a pending tool call was closed without running. */
@@ -25,19 +25,30 @@ export function closeOpenCalls(messages: readonly BaseMessage[], text: string): 
 }
 
 /**
+ * Whether the turn whose text was streamed is in the state already. The graph runs ahead of the
+ * reader of its stream, so a run stopped by its reader may have stored the turn it was reading.
+ */
+export function turnStored(messages: readonly BaseMessage[], text: string, id?: string): boolean {
+  const since = messages.findLastIndex((m) => isHumanMessage(m)) + 1;
+  // The message-id guard may have given the stored message a suffixed id.
+  const sameId = (m: BaseMessage) => id === undefined || m.id === id || m.id?.startsWith(`${id}-`) === true;
+  return messages.slice(since).some((m) => isAIMessage(m) && sameId(m) && m.text.startsWith(text));
+}
+
+/**
  * Writes repair messages to the thread: results for open tool calls and, when given, the
  * partial text of the turn that broke off. Returns how many messages were added.
  */
 export async function repairThread(
   agent: AntlerAgent,
   threadId: string,
-  options: { partialText?: string; reason: keyof typeof CLOSED_CALL_TEXT },
+  options: { partialText?: string; partialId?: string; reason: keyof typeof CLOSED_CALL_TEXT },
 ): Promise<number> {
   const config = { configurable: { thread_id: threadId } };
   const state = await agent.graph.getState(config);
   const messages = ((state.values as { messages?: BaseMessage[] } | undefined)?.messages ?? []) as BaseMessage[];
   const repairs: BaseMessage[] = closeOpenCalls(messages, CLOSED_CALL_TEXT[options.reason]);
-  if (options.partialText) {
+  if (options.partialText && !turnStored(messages, options.partialText, options.partialId)) {
     repairs.push(new AIMessage({ id: `partial-${randomUUID()}`, content: options.partialText }));
   }
   if (repairs.length === 0) return 0;

@@ -26,6 +26,8 @@ export class RunTranslator {
   text = "";
   /** Text of the model turn in flight; it is not in the state until the turn completes. */
   turnText = "";
+  /** Message id of the model turn in flight, when the model gives one. */
+  turnId: string | undefined;
   usage: Usage | undefined;
   clarification: Clarification | undefined;
 
@@ -46,6 +48,7 @@ export class RunTranslator {
     if (meta?.langgraph_node !== MODEL_NODE || !isAIMessageChunk(message as never)) return [];
     const delta = (message as BaseMessage).text;
     if (!delta) return [];
+    this.turnId ??= message.id;
     return [this.#emit(delta)];
   }
 
@@ -72,6 +75,7 @@ export class RunTranslator {
   #stateMessage(node: string, message: BaseMessage): RunEvent[] {
     if (node === MODEL_NODE && isAIMessage(message)) {
       this.turnText = "";
+      this.turnId = undefined;
       this.#addUsage(message);
       return (message.tool_calls ?? [])
         .filter((c) => c.name !== ASK_CLARIFICATION)

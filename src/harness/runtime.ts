@@ -153,7 +153,7 @@ export class AgentHarness implements Harness {
       // A caller that stops iterating early must not leave the graph running in the background.
       controller.abort();
       // Nor a thread with open tool calls or without the text the caller already showed.
-      if (run.started && !run.ended) await this.#repair(threadId, run.translator.turnText);
+      if (run.started && !run.ended) await this.#repair(threadId, run.translator);
       options.signal?.removeEventListener("abort", abort);
       this.#active.delete(threadId);
     }
@@ -203,7 +203,7 @@ export class AgentHarness implements Harness {
       const failure = toRunError(err, signal.aborted, signal.reason);
       if (failure.code === "cancelled" || failure.code === "timeout") log.info({ code: failure.code }, "run stopped");
       else log.warn({ err, code: failure.code }, "run failed");
-      if (run.started) await this.#repair(threadId, translator.turnText);
+      if (run.started) await this.#repair(threadId, translator);
       run.ended = true;
       yield errorEvent(failure.code, failure.message);
       return;
@@ -212,9 +212,10 @@ export class AgentHarness implements Harness {
     yield translator.finish();
   }
 
-  async #repair(threadId: string, partialText: string): Promise<void> {
+  async #repair(threadId: string, translator: RunTranslator): Promise<void> {
     try {
-      await repairThread(this.#agent, threadId, { partialText, reason: "failed" });
+      const partial = { partialText: translator.turnText, partialId: translator.turnId };
+      await repairThread(this.#agent, threadId, { ...partial, reason: "failed" });
     } catch (err) {
       this.#logger.error({ err, threadId }, "could not repair the thread after a failed run");
     }

@@ -159,6 +159,21 @@ describe("a caller that stops reading early", () => {
   });
 });
 
+describe("repair after the graph ran ahead of its reader", () => {
+  it("a turn already stored is not written a second time as partial text", async () => {
+    mock.enqueue({ text: "abcdefgh", chunkSize: 2 });
+    for await (const e of t.harness.run("t1", "go")) {
+      if (e.type !== "text") continue;
+      // The graph streams into a buffer: wait until it stored the turn the reader is still reading.
+      while ((await t.harness.getThread("t1"))?.messageCount !== 2) await new Promise((r) => setTimeout(r, 5));
+      break;
+    }
+    await collect(t.harness.run("t1", "again"));
+    const sent = mock.requests[1]?.messages.map((m) => `${m.role}:${m.content}`);
+    expect(sent?.slice(1)).toEqual(["user:go", "assistant:abcdefgh", "user:again"]);
+  });
+});
+
 describe("a run stopped by a timeout", () => {
   it("ends with a timeout error, not a cancel, and the thread stays usable", async () => {
     mock.enqueue({ toolCalls: [{ name: "slow_tool", args: {}, id: "call_t" }] });

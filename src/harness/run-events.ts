@@ -20,6 +20,7 @@ import type { Clarification, RunEvent, Usage } from "./types.js";
 /** LangGraph node names that createAgent uses. */
 export const MODEL_NODE = "model_request";
 const INTERRUPT_KEY = "__interrupt__";
+const METADATA_KEY = "__metadata__";
 
 export class RunTranslator {
   /** Everything streamed as reply text so far. */
@@ -61,6 +62,9 @@ export class RunTranslator {
   }
 
   #updates(update: Record<string, unknown>): RunEvent[] {
+    // On resume LangGraph replays the stored results of tasks that finished before the pause
+    // (e.g. a tool called next to ask_clarification); the previous run already reported them.
+    if ((update?.[METADATA_KEY] as { cached?: boolean } | undefined)?.cached) return [];
     const events: RunEvent[] = [];
     for (const [node, value] of Object.entries(update ?? {})) {
       if (node === INTERRUPT_KEY) {

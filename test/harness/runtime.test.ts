@@ -94,6 +94,36 @@ describe("ask_clarification", () => {
     expect((await t.harness.getThread("t1"))?.pending).toBeUndefined();
   });
 
+  it("a tool called next to the question runs once, and the resumed run does not report it again", async () => {
+    await t.harness.close();
+    let runs = 0;
+    const side = tool(
+      async () => {
+        runs++;
+        return "noted";
+      },
+      { name: "take_note", description: "note", schema: z.object({}) },
+    );
+    t = await startHarness(mock, {}, [side]);
+    mock.enqueue(
+      {
+        toolCalls: [
+          { name: "take_note", args: {}, id: "call_note" },
+          { name: "ask_clarification", args: { question: "Which color?" }, id: "call_ask3" },
+        ],
+      },
+      { text: "Noted, red." },
+    );
+    const first = await collect(t.harness.run("t1", "paint it"));
+    expect(first.map((e) => e.type)).toEqual(["tool_start", "tool_end", "clarification"]);
+    const second = await collect(t.harness.resume("t1", "red"));
+    expect(second.filter((e) => e.type !== "text").map((e) => e.type)).toEqual(["done"]);
+    expect(last(second)).toMatchObject({ type: "done", text: "Noted, red." });
+    expect(runs).toBe(1);
+    const results = mock.requests[1]?.messages.filter((m) => m.role === "tool").map((m) => `${m.tool_call_id}:${m.content}`);
+    expect(results).toEqual(["call_note:noted", "call_ask3:red"]);
+  });
+
   it("answers no_pending when nothing waits", async () => {
     await collect(t.harness.run("t1", "hello"));
     const events = await collect(t.harness.resume("t1", "blue"));

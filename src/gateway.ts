@@ -57,6 +57,7 @@ export class Gateway {
    * up and their notice is out. A channel that fails at first start gets them on a later restart.
    */
   private readonly leftovers = new Map<string, InboxEntry[]>();
+  private readonly restarting = new Map<ChannelSlot, Promise<void>>();
 
   constructor(private readonly options: GatewayOptions) {
     const { config } = options.loaded;
@@ -96,8 +97,20 @@ export class Gateway {
     return slot.report();
   }
 
-  /** Stops a channel, builds a fresh instance from its config and starts it again. */
-  async restartSlot(slot: ChannelSlot): Promise<void> {
+  /**
+   * Stops a channel, builds a fresh instance from its config and starts it again. A restart
+   * asked for while one is under way (admin API and supervisor at once) joins it: two would
+   * each build an instance, and the one replaced first would stay connected, never stopped.
+   */
+  restartSlot(slot: ChannelSlot): Promise<void> {
+    const running = this.restarting.get(slot);
+    if (running) return running;
+    const restart = this.doRestart(slot).finally(() => this.restarting.delete(slot));
+    this.restarting.set(slot, restart);
+    return restart;
+  }
+
+  private async doRestart(slot: ChannelSlot): Promise<void> {
     if (!slot.enabled) return;
     const { baseDir } = this.options.loaded;
     await slot.channel?.stop().catch((err: unknown) => this.logger.warn({ err, channel: slot.name }, "channel stop failed"));

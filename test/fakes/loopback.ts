@@ -79,6 +79,8 @@ export class LoopbackWorld {
   startError: (() => Error) | undefined;
   /** How many times a channel connected to this world. */
   starts = 0;
+  /** Channel instances connected now (started and not stopped): more than one is a leak. */
+  readonly live = new Set<LoopbackChannel>();
   /** When set, connecting waits for it (a platform that is slow to answer). */
   startGate: Promise<void> | undefined;
 
@@ -357,6 +359,7 @@ export class LoopbackChannel implements Channel {
       throw refused;
     }
     this.world.attach(this, sink);
+    this.world.live.add(this);
     this.state = "running";
   }
 
@@ -367,6 +370,7 @@ export class LoopbackChannel implements Channel {
   }
 
   async stop(): Promise<void> {
+    this.world.live.delete(this);
     this.world.attach(this, undefined);
     this.state = "stopped";
   }

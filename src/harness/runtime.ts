@@ -2,8 +2,9 @@
  * The embedded harness: runs the lead agent per thread, streams RunEvents, pauses on
  * clarification interrupts and resumes them, and keeps checkpoints in SQLite.
  *
- * One run per thread at a time; a second gets a `busy` error. After an error or a cancel the
- * thread is repaired (see repair.ts) so the next run on it works.
+ * One run per thread at a time; a second gets a `busy` error. After an error, a cancel or a
+ * caller that stops reading, the thread is repaired (see repair.ts) so the next run on it works;
+ * a thread a dead process left with open tool calls is repaired when its next run starts.
  */
 import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
@@ -19,7 +20,7 @@ import { silentLogger } from "../log/logger.js";
 import { type AntlerAgent, makeLeadAgent } from "./agent.js";
 import { McpServers } from "./mcp/index.js";
 import type { AntlerRunContext } from "./middleware/dynamic-context.js";
-import { repairThread } from "./repair.js";
+import { closeOpenCalls, repairThread } from "./repair.js";
 import { MESSAGES, type RunErrorCode, toRunError } from "./run-errors.js";
 import { RunTranslator, toClarification } from "./run-events.js";
 import { ASK_CLARIFICATION } from "./tools/index.js";
@@ -93,11 +94,11 @@ export class AgentHarness implements Harness {
   async getThread(threadId: string): Promise<ThreadInfo | undefined> {
     const running = this.#active.has(threadId);
     const state = await this.#agent.graph.getState({ configurable: { thread_id: threadId } });
-    const values = (state.values ?? {}) as { messages?: BaseMessage[]; title?: string };
+    const values = (state.values ?? {}) as { title?: string };
     if (!state.createdAt && !running) return undefined;
     const info: ThreadInfo = {
       threadId,
-      messageCount: values.messages?.length ?? 0,
+      messageCount: messagesOf(state.values).length,
       model: this.modelName,
       running,
     };
@@ -167,6 +168,9 @@ export class AgentHarness implements Harness {
     if (pending) {
       // A new message instead of an answer drops the question; its tool call gets a result.
       await repairThread(this.#agent, threadId, { reason: "abandoned" });
+    } else if (closeOpenCalls(messagesOf(state.values), "").length > 0) {
+      // No run of ours is active, yet tool calls are open: the process running it died.
+      await repairThread(this.#agent, threadId, { reason: "failed" });
     }
     return { messages: [new HumanMessage({ content: text, id: randomUUID() })] };
   }
@@ -220,6 +224,10 @@ export class AgentHarness implements Harness {
       this.#logger.error({ err, threadId }, "could not repair the thread after a failed run");
     }
   }
+}
+
+function messagesOf(values: unknown): BaseMessage[] {
+  return ((values as { messages?: BaseMessage[] } | undefined)?.messages ?? []) as BaseMessage[];
 }
 
 /** The first open clarification among a state's pending tasks. */

@@ -34,6 +34,8 @@ export interface GatewayOptions {
   supervisor?: SupervisorOptions;
   /** How long `start` waits for channels to connect (default 15 s). */
   startWaitMs?: number;
+  /** How long `stop` lets running replies finish before cancelling them (default 5 s). */
+  drainMs?: number;
 }
 
 /** How long `start` waits for channels to connect before going on without the slow ones. */
@@ -197,10 +199,11 @@ export class Gateway {
     const dispatcher = this.dispatcher;
     if (dispatcher) {
       dispatcher.stopAccepting();
-      const drained = await Promise.race([dispatcher.idle().then(() => true), delay(DRAIN_MS).then(() => false)]);
+      const drainMs = this.options.drainMs ?? DRAIN_MS;
+      const drained = await Promise.race([dispatcher.idle().then(() => true), delay(drainMs).then(() => false)]);
       if (!drained) {
         dispatcher.cancelAll();
-        await Promise.race([dispatcher.idle(), delay(DRAIN_MS)]);
+        await Promise.race([dispatcher.idle(), delay(drainMs)]);
       }
     }
     await Promise.all(

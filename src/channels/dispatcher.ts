@@ -49,6 +49,7 @@ export const NOTICES = {
   nothingToStop: "Nothing is running right now.",
   newThread: "Started a new conversation. What would you like to talk about?",
   failed: "Something went wrong while handling your message. Please try again.",
+  shuttingDown: "I'm restarting and couldn't get to this message — please send it again in a minute.",
   noReply: "I finished without writing a reply. Please try again, or ask differently.",
 } as const;
 
@@ -69,6 +70,7 @@ export class Dispatcher {
   private readonly runs: Semaphore;
   private readonly active = new Map<string, ActiveRun>();
   private accepting = true;
+  private closing = false;
 
   constructor(private readonly options: DispatcherOptions) {
     this.queue = new KeyedQueue(options.settings.queue_size, (err) => options.logger.error({ err }, "queued job failed"));
@@ -103,8 +105,12 @@ export class Dispatcher {
     this.accepting = false;
   }
 
-  /** Cancels every running reply (shutdown). */
+  /**
+   * Shutdown: cancels every running reply, and starts no other run from now on — each message
+   * still waiting gets a notice instead of a run the closing process could not finish.
+   */
   cancelAll(): void {
+    this.closing = true;
     for (const run of this.active.values()) run.controller.abort();
   }
 
@@ -163,6 +169,7 @@ export class Dispatcher {
   /** Marks the inbox entry running → done/failed around `work`; a failure gets a notice in the chat. */
   private async track(slot: ChannelSlot, msg: InboundMessage, work: () => Promise<void>): Promise<void> {
     const { store, logger } = this.options;
+    if (this.closing) return this.turnAway(slot, msg);
     await store.setInboxState(slot.name, msg.eventId, "running");
     try {
       await work();
@@ -217,6 +224,10 @@ export class Dispatcher {
     start: (opts: RunOptions) => AsyncIterable<RunEvent>,
   ): Promise<void> {
     const release = await this.runs.acquire();
+    if (this.closing) {
+      release();
+      return this.turnAway(slot, msg);
+    }
     const controller = new AbortController();
     const key = msg.ref.key;
     this.active.set(key, { threadId, controller });
@@ -272,6 +283,12 @@ export class Dispatcher {
         createdAt: Date.now(),
       });
     }
+  }
+
+  /** A message the closing gateway will not start: it is closed with a notice. */
+  private async turnAway(slot: ChannelSlot, msg: InboundMessage): Promise<void> {
+    await this.options.store.setInboxState(slot.name, msg.eventId, "failed", "not started: the gateway shut down");
+    await this.notify(slot, msg.ref, NOTICES.shuttingDown);
   }
 
   private async command(slot: ChannelSlot, msg: InboundMessage, command: CommandName): Promise<void> {

@@ -25,7 +25,13 @@ afterEach(async () => {
 
 async function boot(
   world: LoopbackWorld,
-  extra: { model?: MockModel; dir?: string; gateway?: Record<string, unknown>; supervisor?: SupervisorOptions } = {},
+  extra: {
+    model?: MockModel;
+    dir?: string;
+    gateway?: Record<string, unknown>;
+    supervisor?: SupervisorOptions;
+    drainMs?: number;
+  } = {},
 ) {
   const model = extra.model ?? (await startMockModel());
   if (!extra.model) models.push(model);
@@ -300,5 +306,24 @@ describe("dispatcher", () => {
     const msg = await world.userSays("search quietly");
     await eventually(async () => (await gw.gateway.store!.getInbound("loop", msg.eventId))?.state === "done");
     expect(texts(world)).toEqual([NOTICES.noReply]);
+  });
+
+  it("on shutdown, cancels the running reply and starts no queued one: each queued message gets a notice", async () => {
+    const world = new LoopbackWorld();
+    const gw = await boot(world, { drainMs: 200 });
+    gw.model.setDefault({ text: "c".repeat(400), chunkSize: 2, delayMs: 20 });
+    const first = await world.userSays("one");
+    await eventually(() => world.botMessages().length > 0);
+    const queued = [await world.userSays("two"), await world.userSays("three")];
+    await gw.stop(false);
+    expect(userTexts(gw.model)).toEqual(["one"]);
+    expect(texts(world).filter((t) => t === NOTICES.shuttingDown)).toHaveLength(2);
+    const store = new SqliteBindingStore(`${gw.dir}/antler.db`);
+    try {
+      expect(await store.unfinished()).toEqual([]);
+      for (const msg of [first, ...queued]) expect((await store.getInbound("loop", msg.eventId))?.state).toMatch(/done|failed/);
+    } finally {
+      await store.close();
+    }
   });
 });

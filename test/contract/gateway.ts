@@ -30,6 +30,8 @@ export interface TestGatewayOptions {
   startWaitMs?: number;
   /** Use this harness instead of the embedded agent on the mock model. */
   harness?: Harness;
+  /** How long stop() lets running replies finish before cancelling them. */
+  drainMs?: number;
 }
 
 export interface TestGateway {
@@ -77,6 +79,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     ...(options.supervisor ? { supervisor: options.supervisor } : {}),
     ...(options.startWaitMs !== undefined ? { startWaitMs: options.startWaitMs } : {}),
     ...(options.harness ? { harness: options.harness } : {}),
+    ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}),
   });
   await gateway.start();
   return {

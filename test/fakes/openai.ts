@@ -45,7 +45,7 @@ export interface MockUsage {
 export type MockReply =
   | { text: string; chunkSize?: number; delayMs?: number; usage?: MockUsage }
   | { toolCalls: Array<{ name: string; args: Record<string, unknown>; id?: string }>; text?: string; delayMs?: number }
-  | { fault: "http500" | "http429" | "malformed" | "disconnect"; afterChunks?: number; retryAfterS?: number };
+  | { fault: "http500" | "http429" | "http401" | "malformed" | "disconnect"; afterChunks?: number; retryAfterS?: number };
 
 export interface MockModel {
   /** Base URL to put in models[].base_url, ending in /v1. */
@@ -119,7 +119,7 @@ export async function startMockModel(options: MockModelOptions = {}): Promise<Mo
     }
     requests.push(body);
     const reply = queue.shift() ?? (typeof fallback === "function" ? fallback(body) : fallback);
-    await respond(res, body, reply, nextId());
+    await respond(res, body, reply, nextId(), req.headers.authorization);
   }
 
   server.listen(0, "127.0.0.1");
@@ -178,9 +178,24 @@ function validateRequest(body: ChatCompletionRequest): string | undefined {
 
 type Delta = Record<string, unknown>;
 
-async function respond(res: ServerResponse, body: ChatCompletionRequest, reply: MockReply, id: string): Promise<void> {
-  if ("fault" in reply && (reply.fault === "http500" || reply.fault === "http429")) {
-    if (reply.fault === "http429") {
+async function respond(
+  res: ServerResponse,
+  body: ChatCompletionRequest,
+  reply: MockReply,
+  id: string,
+  authorization: string | undefined,
+): Promise<void> {
+  if ("fault" in reply && (reply.fault === "http500" || reply.fault === "http429" || reply.fault === "http401")) {
+    if (reply.fault === "http401") {
+      // Like OpenAI: the message quotes the key, masked except for its ends.
+      const key = (authorization ?? "").replace(/^Bearer /, "");
+      sendError(
+        res,
+        401,
+        `Incorrect API key provided: ${maskKey(key)}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+        "invalid_api_key",
+      );
+    } else if (reply.fault === "http429") {
       res.setHeader("retry-after", String(reply.retryAfterS ?? 1));
       sendError(res, 429, "Rate limit reached for requests. Please try again later.", "rate_limit_exceeded");
     } else {
@@ -323,6 +338,10 @@ async function readBody(req: IncomingMessage): Promise<string> {
   const parts: Buffer[] = [];
   for await (const part of req) parts.push(part as Buffer);
   return Buffer.concat(parts).toString("utf8");
+}
+
+function maskKey(key: string): string {
+  return key.length > 8 ? `${key.slice(0, 3)}${"*".repeat(key.length - 7)}${key.slice(-4)}` : "****";
 }
 
 function randomSuffix(): string {

@@ -47,6 +47,7 @@ describe("model faults", () => {
   const cases: Array<[string, MockReply, string]> = [
     ["HTTP 500", { fault: "http500" }, "model_error"],
     ["HTTP 429", { fault: "http429", retryAfterS: 1 }, "rate_limited"],
+    ["HTTP 401", { fault: "http401" }, "model_error"],
     ["a disconnect mid-stream", { fault: "disconnect", afterChunks: 2 }, "model_error"],
     ["a malformed chunk", { fault: "malformed", afterChunks: 1 }, "model_error"],
   ];
@@ -62,6 +63,23 @@ describe("model faults", () => {
       expect((await t.harness.getThread("t1"))?.running).toBe(false);
     });
   }
+
+  it("names the cause a user or operator can act on, and no fault puts the API key in the log", async () => {
+    const faults: Array<[MockReply, RegExp]> = [
+      [{ fault: "http401" }, /credentials/],
+      [{ fault: "http429" }, /too many requests/],
+      [{ fault: "http500" }, /service had an error/],
+      [{ fault: "disconnect", afterChunks: 1 }, /connection .* broke off/],
+    ];
+    for (const [fault, text] of faults) {
+      mock.enqueue(fault);
+      const end = last(await collect(t.harness.run("t1", "hello")));
+      expect(end.type === "error" && end.message).toMatch(text);
+    }
+    expect(t.logs.some((l) => l.msg === "run failed")).toBe(true);
+    // The provider's 401 quotes the key masked (first 3 and last 4 characters); the key itself never shows.
+    expect(JSON.stringify(t.logs)).not.toContain("mock-not-a-sec");
+  });
 
   it("keeps the text the user already saw of a broken turn in the history", async () => {
     mock.enqueue({ fault: "disconnect", afterChunks: 2 });

@@ -77,9 +77,9 @@ export class Dispatcher {
     this.runs = new Semaphore(options.settings.max_concurrent_runs);
   }
 
-  /** Runs in progress across all conversations. */
+  /** Runs in progress across all conversations (not counting those waiting for a slot). */
   get activeRuns(): number {
-    return this.active.size;
+    return this.runs.inUse;
   }
 
   /** Messages waiting in conversation queues. */
@@ -223,14 +223,17 @@ export class Dispatcher {
     threadId: string,
     start: (opts: RunOptions) => AsyncIterable<RunEvent>,
   ): Promise<void> {
-    const release = await this.runs.acquire();
-    if (this.closing) {
-      release();
-      return this.turnAway(slot, msg);
-    }
+    // Registered before waiting for a run slot, so /stop reaches a message that waits for one.
     const controller = new AbortController();
     const key = msg.ref.key;
     this.active.set(key, { threadId, controller });
+    const release = await this.runs.acquire();
+    if (this.closing || controller.signal.aborted) {
+      release();
+      this.active.delete(key);
+      if (this.closing) return this.turnAway(slot, msg);
+      return this.notify(slot, msg.ref, `⚠️ ${toRunError(undefined, true, controller.signal.reason).message}`);
+    }
     const timer = setTimeout(
       () => controller.abort(new DOMException("the run took too long", "TimeoutError")),
       this.options.settings.run_timeout_ms,

@@ -326,4 +326,23 @@ describe("dispatcher", () => {
       await store.close();
     }
   });
+
+  it("/stop also stops a message that is waiting for a free run slot", async () => {
+    const world = new LoopbackWorld();
+    const gw = await boot(world, { gateway: { max_concurrent_runs: 1 } });
+    gw.model.setDefault((req) => ({
+      text: `reply to ${contentText(req.messages.at(-1)?.content)}`,
+      chunkSize: 2,
+      delayMs: 25,
+    }));
+    await world.userSays("busy elsewhere", { chatId: "dm2" });
+    await eventually(() => world.botMessages("dm2").length > 0);
+    await world.userSays("wait for me");
+    await world.userSays("/stop");
+    await eventually(() => texts(world, "dm2").includes("reply to busy elsewhere"), 15_000);
+    await eventually(() => texts(world).some((t) => t.startsWith("⚠️")), 5_000, "a stop notice");
+    expect(texts(world)).not.toContain(NOTICES.nothingToStop);
+    await sleep(200);
+    expect(userTexts(gw.model)).toEqual(["busy elsewhere"]);
+  });
 });

@@ -77,6 +77,8 @@ export interface LeadAgentOptions {
   logger?: Logger;
   /** Extra tools (e.g. from MCP servers), after the configured ones. */
   tools?: StructuredToolInterface[];
+  /** The `tools:` of the config, when the caller loaded them already (they are not loaded again). */
+  configTools?: StructuredToolInterface[];
   checkpointer?: BaseCheckpointSaver;
   extraMiddleware?: ExtraMiddleware[];
 }
@@ -98,7 +100,8 @@ export async function makeLeadAgent(config: AppConfig, options: LeadAgentOptions
     baseDir: options.baseDir,
     logger: options.logger,
   });
-  const configured = await loadConfigTools(config.tools, { baseDir: options.baseDir, logger: options.logger });
+  const configured =
+    options.configTools ?? (await loadConfigTools(config.tools, { baseDir: options.baseDir, logger: options.logger }));
   const tools = dedupeTools([...configured, ...(options.tools ?? [])], options.logger);
   const agent = createAntlerAgent({
     model,

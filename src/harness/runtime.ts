@@ -23,7 +23,7 @@ import type { AntlerRunContext } from "./middleware/dynamic-context.js";
 import { closeOpenCalls, repairThread } from "./repair.js";
 import { MESSAGES, type RunErrorCode, toRunError } from "./run-errors.js";
 import { RunTranslator, toClarification } from "./run-events.js";
-import { ASK_CLARIFICATION } from "./tools/index.js";
+import { ASK_CLARIFICATION, loadConfigTools } from "./tools/index.js";
 import type { Clarification, Harness, RunEvent, RunOptions, ThreadInfo } from "./types.js";
 
 export interface AgentHarnessOptions {
@@ -257,15 +257,24 @@ export async function createHarness(options: CreateHarnessOptions): Promise<Agen
   db.pragma("journal_mode = WAL");
   db.pragma("busy_timeout = 5000");
   const extra = options.tools ?? [];
+  let configTools: StructuredToolInterface[];
+  try {
+    configTools = await loadConfigTools(config.tools, { baseDir, logger });
+  } catch (err) {
+    db.close();
+    throw err;
+  }
   // MCP servers start in parallel, each bounded by its timeout; a failed one only loses its tools.
+  // The names the model sees are the tools' own names, which may differ from their config names.
   const mcp = await McpServers.start(config.mcp_servers, {
     baseDir,
     logger,
-    reservedNames: [...config.tools.map((t) => t.name), ...extra.map((t) => t.name), ASK_CLARIFICATION],
+    reservedNames: [...configTools, ...extra].map((t) => t.name).concat(ASK_CLARIFICATION),
   });
   try {
     const checkpointer = new SqliteSaver(db);
-    const lead = await makeLeadAgent(config, { baseDir, logger, tools: [...extra, ...mcp.tools], checkpointer });
+    const tools = [...extra, ...mcp.tools];
+    const lead = await makeLeadAgent(config, { baseDir, logger, tools, configTools, checkpointer });
     logger.info({ model: lead.modelName, tools: lead.toolNames, storage: file }, "harness ready");
     return new AgentHarness({
       agent: lead.agent,

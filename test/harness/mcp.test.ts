@@ -1,3 +1,4 @@
+import path from "node:path";
 import { tool } from "langchain";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -72,6 +73,19 @@ describe("MCP tools over stdio (server-everything)", () => {
     expect(names.filter((n) => n.endsWith("get-sum"))).toHaveLength(2);
     expect(toolMessages(mock.requests[1]?.messages).map((m) => m.text)).toEqual(["Echo: via one", "Echo: via two"]);
     expect(t.harness.mcp?.server("two")?.report().tools).toContain("ev__echo");
+  });
+
+  it("a configured tool whose own name differs from its config name still makes a colliding MCP tool prefixed", async () => {
+    // The config calls it echo_tool; the tool calls itself echo, which is the name the model sees.
+    const tools = [{ name: "echo_tool", use: `${path.join(import.meta.dirname, "fixtures/tools.mjs")}:echoTool` }];
+    t = await startHarness(mock, { tools, mcp_servers: { everything: everythingServer() } });
+    mock.enqueue({ toolCalls: [{ name: "everything__echo", args: { message: "remote" } }] }, { text: "done" });
+
+    await collect(t.harness.run("t1", "echo"));
+
+    expect(toolNamesSent()).toEqual(expect.arrayContaining(["echo", "everything__echo"]));
+    expect(mock.requests[0]?.tools?.find((d) => d.function.name === "echo")?.function.description).toBe("Repeats the text.");
+    expect(toolMessages(mock.requests[1]?.messages)).toEqual([{ name: "everything__echo", text: "Echo: remote" }]);
   });
 
   it("a server killed mid-call turns that call into a readable tool error, and the next run restarts it", async () => {

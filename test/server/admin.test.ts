@@ -124,6 +124,24 @@ describe("admin API", () => {
     expect(metrics).toMatch(/antler_platform_api_calls_total\{channel="loop",kind="send"\} \d+/);
     expect(metrics).toMatch(/antler_active_runs 0/);
   });
+
+  it("two restarts at once leave exactly one connected instance of the channel", async () => {
+    const world = new LoopbackWorld();
+    gw = await startTestGateway({ channels: { loop: world.channelConfig() }, server: { admin_token: TOKEN } });
+    expect(world.live.size).toBe(1);
+    let open!: () => void;
+    world.startGate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const restart = () => api("/api/channels/loop/restart", { method: "POST", headers: auth });
+    const both = Promise.all([restart(), restart()]);
+    await new Promise((r) => setTimeout(r, 100));
+    open();
+    const answers = await both;
+    expect(answers.map((a) => (a.body as ChannelReport).state)).toEqual(["running", "running"]);
+    expect(world.live.size).toBe(1);
+    expect([...world.live][0]).toBe(gw.gateway.slot("loop")?.channel);
+  });
 });
 
 describe("antler status", () => {
@@ -145,23 +163,5 @@ describe("antler status", () => {
     expect(lines[0]).toMatch(/^CHANNEL\s+STATE\s+CONN\s+MODE/);
     expect(lines.find((l) => l.startsWith("good"))).toMatch(/^good\s+running\s+yes\s+memory/);
     expect(lines.find((l) => l.startsWith("bad"))).toMatch(/^bad\s+failed\s+no\s+.*token revoked/);
-  });
-
-  it("two restarts at once leave exactly one connected instance of the channel", async () => {
-    const world = new LoopbackWorld();
-    gw = await startTestGateway({ channels: { loop: world.channelConfig() }, server: { admin_token: TOKEN } });
-    expect(world.live.size).toBe(1);
-    let open!: () => void;
-    world.startGate = new Promise<void>((resolve) => {
-      open = resolve;
-    });
-    const restart = () => api("/api/channels/loop/restart", { method: "POST", headers: auth });
-    const both = Promise.all([restart(), restart()]);
-    await new Promise((r) => setTimeout(r, 100));
-    open();
-    const answers = await both;
-    expect(answers.map((a) => (a.body as ChannelReport).state)).toEqual(["running", "running"]);
-    expect(world.live.size).toBe(1);
-    expect([...world.live][0]).toBe(gw.gateway.slot("loop")?.channel);
   });
 });

@@ -71,6 +71,7 @@ export class Dispatcher {
   private readonly active = new Map<string, ActiveRun>();
   private accepting = true;
   private closing = false;
+  private readonly background = new Set<Promise<void>>();
 
   constructor(private readonly options: DispatcherOptions) {
     this.queue = new KeyedQueue(options.settings.queue_size, (err) => options.logger.error({ err }, "queued job failed"));
@@ -92,9 +93,20 @@ export class Dispatcher {
     return (msg) => this.receive(slot, msg);
   }
 
-  /** Resolves when every queued and running message is finished. */
-  idle(): Promise<void> {
-    return this.queue.whenIdle();
+  /** Resolves when every queued and running message, command and notice is finished. */
+  async idle(): Promise<void> {
+    for (;;) {
+      await this.queue.whenIdle();
+      if (this.background.size === 0 && this.queue.depth === 0) return;
+      await Promise.allSettled([...this.background]);
+    }
+  }
+
+  /** Work outside the conversation queues (commands that answer at once, notices), so `idle` can wait for it. */
+  private inBackground(work: Promise<void>): void {
+    const tracked = work.catch((err: unknown) => this.options.logger.error({ err }, "background work failed"));
+    this.background.add(tracked);
+    void tracked.finally(() => this.background.delete(tracked));
   }
 
   /**
@@ -151,18 +163,18 @@ export class Dispatcher {
     if (denial) {
       logger.debug({ channel: slot.name, key: msg.ref.key, denial }, "message not for the bot");
       await store.setInboxState(slot.name, msg.eventId, "done", `ignored: ${denial}`);
-      if (denial === "user" && msg.ref.chatType === "direct") void this.notify(slot, msg.ref, NOTICES.notAllowed);
+      if (denial === "user" && msg.ref.chatType === "direct") this.inBackground(this.notify(slot, msg.ref, NOTICES.notAllowed));
       return;
     }
     const command = msg.action ? undefined : parseCommand(msg.text);
     if (command && IMMEDIATE.has(command)) {
-      void this.track(slot, msg, () => this.command(slot, msg, command));
+      this.inBackground(this.track(slot, msg, () => this.command(slot, msg, command)));
       return;
     }
     const queued = this.queue.push(msg.ref.key, () => this.track(slot, msg, () => this.handle(slot, msg)));
     if (!queued) {
       await store.setInboxState(slot.name, msg.eventId, "failed", "conversation queue full");
-      void this.notify(slot, msg.ref, NOTICES.busy);
+      this.inBackground(this.notify(slot, msg.ref, NOTICES.busy));
     }
   }
 

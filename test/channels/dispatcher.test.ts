@@ -345,4 +345,36 @@ describe("dispatcher", () => {
     await sleep(200);
     expect(userTexts(gw.model)).toEqual(["busy elsewhere"]);
   });
+
+  it("shutdown waits for a /status answer in flight instead of closing the store under it", async () => {
+    const harness: Harness = {
+      run: () => (async function* (): AsyncGenerator<RunEvent> {})(),
+      resume: () => (async function* (): AsyncGenerator<RunEvent> {})(),
+      cancel: () => false,
+      getThread: async (threadId) => {
+        await sleep(300);
+        return { threadId, messageCount: 2, model: "slow-model", running: false };
+      },
+      close: async () => undefined,
+    };
+    const world = new LoopbackWorld();
+    const gw = await startTestGateway({ channels: { loop: world.channelConfig() }, harness, drainMs: 2_000 });
+    models.push(gw.model);
+    await gw.gateway.store!.bindThread("loop:w:dm1", "t-1");
+    const rejections: unknown[] = [];
+    const onRejection = (err: unknown) => rejections.push(err);
+    process.on("unhandledRejection", onRejection);
+    try {
+      const msg = await world.userSays("/status");
+      await gw.stop(false);
+      await sleep(50);
+      expect(rejections).toEqual([]);
+      expect(texts(world).some((t) => t.includes("Model: slow-model"))).toBe(true);
+      const store = new SqliteBindingStore(`${gw.dir}/antler.db`);
+      expect((await store.getInbound("loop", msg.eventId))?.state).toBe("done");
+      await store.close();
+    } finally {
+      process.off("unhandledRejection", onRejection);
+    }
+  });
 });

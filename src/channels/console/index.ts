@@ -6,6 +6,8 @@
 import { userInfo } from "node:os";
 import { createInterface, type Interface } from "node:readline";
 import { z } from "zod";
+import { errorMessage } from "../../errors.js";
+import type { Logger } from "../../log/logger.js";
 import type {
   Channel,
   ChannelCapabilities,
@@ -55,9 +57,11 @@ export class ConsoleChannel implements Channel {
   /** The message at the bottom of the terminal and the text shown for it: only it can grow in place. */
   private last: { id: string; shown: string } | undefined;
   private state: ChannelStatus["state"] = "stopped";
+  private readonly logger: Logger;
 
   constructor(ctx: ChannelContext<ConsoleChannelConfig>) {
     this.name = ctx.name;
+    this.logger = ctx.logger;
     this.prefix = ctx.config.prefix;
     this.io = ConsoleChannel.io ?? { input: process.stdin, output: process.stdout };
     this.closed = new Promise((resolve) => {
@@ -80,17 +84,24 @@ export class ConsoleChannel implements Channel {
       const text = line.trim();
       if (!text) return;
       this.last = undefined;
-      chain = chain.then(() =>
-        sink({
-          channel: this.name,
-          eventId: `${this.startedAt}-${++this.seq}`,
-          ref: this.ref,
-          user: { id: user, name: user },
-          text,
-          mentioned: true,
-          sentAt: Date.now(),
-        }),
-      );
+      chain = chain
+        .then(() =>
+          sink({
+            channel: this.name,
+            eventId: `${this.startedAt}-${++this.seq}`,
+            ref: this.ref,
+            user: { id: user, name: user },
+            text,
+            mentioned: true,
+            sentAt: Date.now(),
+          }),
+        )
+        .catch((err: unknown) => {
+          // A terminal cannot redeliver: say the line was not taken, and keep reading the next ones.
+          this.logger.warn({ err }, "the core did not take a console line");
+          this.write(`${this.last ? "\n" : ""}${this.prefix}(not sent: ${errorMessage(err)})\n`);
+          this.last = undefined;
+        });
     });
     rl.on("close", () => {
       void chain.then(() => this.resolveClosed());

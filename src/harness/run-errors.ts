@@ -41,6 +41,7 @@ export const MESSAGES = {
   auth: "The AI model refused our credentials. An operator needs to check the model settings.",
   rejected: "The AI model rejected the request. Please try again or start a new conversation with /new.",
   disconnect: "The connection to the AI model broke off. Please try again.",
+  slow: "The AI model took too long to answer. Please try again.",
   malformed: "The AI model sent a reply that could not be read. Please try again.",
   recursion: "The agent took too many steps without finishing and stopped.",
   internal: "Something went wrong while answering. Please try again.",
@@ -74,6 +75,9 @@ export function toRunError(err: unknown, aborted: boolean, reason?: unknown): Ru
   }
   if (errors.some((e) => e.name === "SyntaxError" || MALFORMED.test(e.message ?? ""))) {
     return { code: "model_error", message: MESSAGES.malformed };
+  }
+  if (errors.some((e) => e.name === "APIConnectionTimeoutError" || /request timed out/i.test(e.message ?? ""))) {
+    return { code: "model_error", message: MESSAGES.slow };
   }
   if (errors.some((e) => e.name === "APIConnectionError" || NETWORK.test(`${e.code ?? ""} ${e.message ?? ""}`))) {
     return { code: "model_error", message: MESSAGES.disconnect };

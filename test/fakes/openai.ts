@@ -43,7 +43,8 @@ export interface MockUsage {
 
 /** What the mock answers to one request. */
 export type MockReply =
-  | { text: string; chunkSize?: number; delayMs?: number; usage?: MockUsage }
+  /** `firstByteMs`: wait this long before answering at all (a model slow to start). */
+  | { text: string; chunkSize?: number; delayMs?: number; firstByteMs?: number; usage?: MockUsage }
   | { toolCalls: Array<{ name: string; args: Record<string, unknown>; id?: string }>; text?: string; delayMs?: number }
   | { fault: "http500" | "http429" | "http401" | "malformed" | "disconnect"; afterChunks?: number; retryAfterS?: number };
 
@@ -207,6 +208,7 @@ async function respond(
   const finish = "toolCalls" in reply ? "tool_calls" : "stop";
   const usage = "usage" in reply && reply.usage ? reply.usage : estimateUsage(body, deltas.length);
   const delayMs = "delayMs" in reply ? (reply.delayMs ?? 0) : 0;
+  if ("firstByteMs" in reply && reply.firstByteMs) await sleep(reply.firstByteMs);
   if (body.stream !== true) {
     if ("fault" in reply) {
       // A non-streaming call fails as a whole: drop the connection without an answer.

@@ -5,8 +5,9 @@ import { tool } from "langchain";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { AgentHarness, createAntlerAgent } from "../../src/harness/index.js";
+import { MESSAGES } from "../../src/harness/run-errors.js";
 import type { RunEvent } from "../../src/harness/types.js";
-import { type MockModel, type MockReply, startMockModel } from "../fakes/openai.js";
+import { type MockModel, type MockReply, mockModelConfig, startMockModel } from "../fakes/openai.js";
 import { collect, deltas, last, startHarness, type TestHarness } from "./helpers.js";
 
 let mock: MockModel;
@@ -42,6 +43,21 @@ function expectReadable(message: string) {
   expect(message.length).toBeLessThan(160);
   expect(message).not.toMatch(/https?:|127\.0\.0\.1|sk-|\n\s+at |Error:/);
 }
+
+describe("a model that answers too slowly", () => {
+  it("ends with a message that says the model took too long", async () => {
+    const slow = await startMockModel();
+    const h = await startHarness(slow, { models: [{ ...mockModelConfig(slow), timeout: 300 }] });
+    try {
+      slow.enqueue({ text: "late", firstByteMs: 2000 });
+      const end = last(await collect(h.harness.run("t1", "hello")));
+      expect(end).toMatchObject({ type: "error", code: "model_error", message: MESSAGES.slow });
+    } finally {
+      await h.harness.close();
+      await slow.close();
+    }
+  });
+});
 
 describe("model faults", () => {
   const cases: Array<[string, MockReply, string]> = [

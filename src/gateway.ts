@@ -8,7 +8,7 @@ import { SqliteBindingStore } from "./bindings/sqlite.js";
 import type { BindingStore, InboxEntry } from "./bindings/types.js";
 import { Dispatcher, type DispatcherObserver } from "./channels/dispatcher.js";
 import { type ChannelReport, type ChannelSlot, instantiate, loadChannels } from "./channels/registry.js";
-import type { LoadedConfig } from "./config/loader.js";
+import { collectSecrets, type LoadedConfig } from "./config/loader.js";
 import type { ChannelSection } from "./config/schema.js";
 import { errorMessage } from "./errors.js";
 import type { McpServerReport } from "./harness/mcp/index.js";
@@ -60,9 +60,14 @@ export class Gateway {
    */
   private readonly leftovers = new Map<string, InboxEntry[]>();
   private readonly restarting = new Map<ChannelSlot, Promise<void>>();
+  /** Configured credentials, longest first: kept out of every report (platform errors may quote them). */
+  private readonly secrets: string[];
 
   constructor(private readonly options: GatewayOptions) {
     const { config } = options.loaded;
+    this.secrets = [...new Set([...collectSecrets(config), ...collectSecrets(options.channels ?? {})])].sort(
+      (a, b) => b.length - a.length,
+    );
     this.server = new HttpServer({ host: config.server.host, port: config.server.port, logger: options.logger });
     this.server.route("GET", "/healthz", (_req, res) => sendJson(res, 200, { ok: true }));
     this.metrics = new GatewayMetrics({
@@ -79,11 +84,21 @@ export class Gateway {
   }
 
   reports(): ChannelReport[] {
-    return this.slots.map((s) => s.report());
+    return this.slots.map((s) => this.redact(s.report()));
   }
 
   report(name: string): ChannelReport | undefined {
-    return this.slot(name)?.report();
+    const slot = this.slot(name);
+    return slot && this.redact(slot.report());
+  }
+
+  private redact(report: ChannelReport): ChannelReport {
+    const clean = (text: string) => this.secrets.reduce((t, secret) => t.split(secret).join("[redacted]"), text);
+    return {
+      ...report,
+      reason: report.reason === null ? null : clean(report.reason),
+      last_error: report.last_error && { ...report.last_error, message: clean(report.last_error.message) },
+    };
   }
 
   /** MCP servers of the embedded harness; a remote or injected harness has none here. */
@@ -96,7 +111,7 @@ export class Gateway {
     const slot = this.slot(name);
     if (!slot) return undefined;
     await this.restartSlot(slot);
-    return slot.report();
+    return this.redact(slot.report());
   }
 
   /**

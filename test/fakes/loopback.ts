@@ -314,7 +314,11 @@ function sameButtons(a: OutboundContent["buttons"] = [], b: OutboundContent["but
   return a.length === b.length && a.every((x, i) => x.id === b[i]?.id && x.label === b[i]?.label);
 }
 
-export const LoopbackChannelConfig = z.strictObject({ world: z.string() });
+export const LoopbackChannelConfig = z.strictObject({
+  world: z.string(),
+  /** A credential, like a real platform's bot token (unused by the fake, but a secret in config). */
+  bot_token: z.string().optional(),
+});
 export type LoopbackChannelConfig = z.output<typeof LoopbackChannelConfig>;
 
 /** The adapter: translates core calls into world calls, like a real adapter translates into SDK calls. */

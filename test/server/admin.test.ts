@@ -142,6 +142,26 @@ describe("admin API", () => {
     expect(world.live.size).toBe(1);
     expect([...world.live][0]).toBe(gw.gateway.slot("loop")?.channel);
   });
+
+  it("never shows a configured secret in a report, even when a platform error quotes it", async () => {
+    const secret = "123456:very-secret-bot-token";
+    const world = new LoopbackWorld();
+    world.startError = () => new Error(`request to https://api.example/bot${secret}/getMe failed`);
+    gw = await startTestGateway({
+      channels: { loop: world.channelConfig({ bot_token: secret }) },
+      server: { admin_token: TOKEN },
+      supervisor: { baseDelayMs: 60_000 },
+    });
+    const report = (await api("/api/channels/loop", { headers: auth })).body as ChannelReport;
+    expect(report.state).toBe("failed");
+    expect(report.reason).toContain("getMe failed");
+    const everything = [
+      JSON.stringify(report),
+      JSON.stringify((await api("/api/channels", { headers: auth })).body),
+      (await api("/", { headers: auth })).body as string,
+    ];
+    for (const text of everything) expect(text).not.toContain(secret);
+  });
 });
 
 describe("antler status", () => {

@@ -42,8 +42,9 @@ async function start(opts: { config?: string }): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "shutting down");
-    // A stuck handle must not keep the process alive forever.
-    setTimeout(() => process.exit(1), 10_000).unref();
+    // A stuck handle must not keep the process alive forever. The gateway's own stop takes at
+    // most two drain periods plus closing, well inside this; docker/compose.yaml allows longer.
+    setTimeout(() => process.exit(1), 25_000).unref();
     gateway.stop().then(
       () => process.exit(0),
       (err: unknown) => {

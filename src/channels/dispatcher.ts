@@ -272,6 +272,7 @@ export class Dispatcher {
         logger: this.options.logger,
         hooks,
         questionId,
+        callTimeoutMs: this.options.settings.platform_call_timeout_ms,
       });
     } finally {
       clearTimeout(timer);

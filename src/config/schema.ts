@@ -131,6 +131,7 @@ export const GatewayConfig = z
     max_concurrent_runs: num().pipe(z.number().int().positive()).default(8),
     queue_size: num().pipe(z.number().int().positive()).default(5),
     run_timeout_ms: num().pipe(z.number().int().positive()).default(600_000),
+    platform_call_timeout_ms: num().pipe(z.number().int().positive()).default(30_000),
   })
   .prefault({});
 

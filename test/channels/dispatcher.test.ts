@@ -185,6 +185,16 @@ describe("dispatcher", () => {
     await eventually(() => texts(world).includes("quick now"), 10_000);
   });
 
+  it("gives up on a platform call that never answers, and the reply still arrives", async () => {
+    const world = new LoopbackWorld();
+    const gw = await boot(world, { gateway: { platform_call_timeout_ms: 300 } });
+    world.hangNext("send");
+    gw.model.enqueue({ text: "through a hung platform" });
+    await world.userSays("hello?");
+    await eventually(() => texts(world).includes("through a hung platform"), 10_000);
+    expect(world.calls.some((c) => c.detail === "hung")).toBe(true);
+  });
+
   it("ignores group messages without a mention, and users outside the allowlist", async () => {
     const world = new LoopbackWorld();
     const gw = await boot(world);

@@ -81,6 +81,23 @@ export class LoopbackWorld {
   starts = 0;
   /** Channel instances connected now (started and not stopped): more than one is a leak. */
   readonly live = new Set<LoopbackChannel>();
+  /** Calls that will never be answered, by kind (a platform that hangs). */
+  private readonly hangs: Partial<Record<"send" | "edit", number>> = {};
+
+  /** The next `count` calls of `op` never get an answer. */
+  hangNext(op: "send" | "edit", count = 1): void {
+    this.hangs[op] = (this.hangs[op] ?? 0) + count;
+  }
+
+  /** Called by the channel: waits forever when a hang is due for `op`. */
+  async maybeHang(op: "send" | "edit"): Promise<void> {
+    const left = this.hangs[op] ?? 0;
+    if (left <= 0) return;
+    this.hangs[op] = left - 1;
+    this.calls.push({ op: "rejected", at: Date.now(), detail: "hung" });
+    await new Promise<never>(() => {});
+  }
+
   /** When set, connecting waits for it (a platform that is slow to answer). */
   startGate: Promise<void> | undefined;
 
@@ -384,11 +401,13 @@ export class LoopbackChannel implements Channel {
   }
 
   async send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {
+    await this.world.maybeHang("send");
     const message = this.world.send(ref, content);
     return { id: message.id, ref };
   }
 
   async edit(handle: MessageHandle, content: OutboundContent): Promise<void> {
+    await this.world.maybeHang("edit");
     this.world.edit(handle.id, content);
   }
 

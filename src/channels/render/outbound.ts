@@ -4,7 +4,13 @@
  * on that channel, since platforms rate-limit the bot rather than one reply), reports to the
  * hooks, and retries the calls that must not be lost.
  */
-import { NotModifiedError, PlatformAuthError, PlatformNotFoundError, PlatformRateLimitError } from "../../errors.js";
+import {
+  ChannelError,
+  NotModifiedError,
+  PlatformAuthError,
+  PlatformNotFoundError,
+  PlatformRateLimitError,
+} from "../../errors.js";
 import type { Channel } from "../types.js";
 import type { RenderHooks } from "./types.js";
 
@@ -15,6 +21,8 @@ const FINAL_ATTEMPTS = 3;
 const BACKOFF_MS = 250;
 /** 429s a final delivery sits out before it gives up on the platform. */
 const MAX_RATE_LIMIT_WAITS = 20;
+/** A platform call with no answer after this long counts as failed (SDKs often have no timeout). */
+export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 /** The platform stamps a call a moment after we start it, and clocks tick in whole ms. */
 const PACING_SLACK_MS = 2;
 
@@ -34,6 +42,8 @@ export class Outbound {
     readonly hooks: RenderHooks,
     /** Minimum time between two paced calls. */
     readonly intervalMs: number,
+    /** A call still unanswered after this long fails with a `timeout` ChannelError. */
+    readonly callTimeoutMs: number = DEFAULT_CALL_TIMEOUT_MS,
   ) {}
 
   /** Milliseconds until the channel may be called again after a 429; 0 when it may now. */
@@ -55,7 +65,7 @@ export class Outbound {
   async call<T>(kind: CallKind, fn: () => Promise<T>, paced: boolean): Promise<T> {
     await this.waitReady(paced);
     try {
-      const result = await fn();
+      const result = await this.bounded(kind, fn);
       this.hooks.onOutbound?.(kind);
       return result;
     } catch (err) {
@@ -63,6 +73,22 @@ export class Outbound {
       throw err;
     } finally {
       this.lastCallAt = Date.now();
+    }
+  }
+
+  /** Runs `fn`, failing with a `timeout` error when the platform does not answer in time. */
+  private async bounded<T>(kind: CallKind, fn: () => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new ChannelError(this.channel.name, "timeout", `${kind} got no answer in ${this.callTimeoutMs} ms`)),
+        this.callTimeoutMs,
+      );
+    });
+    try {
+      return await Promise.race([fn(), timeout]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

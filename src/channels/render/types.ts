@@ -26,6 +26,8 @@ export interface RenderOptions {
   hooks?: RenderHooks;
   /** Short id the question's buttons carry (the dispatcher stores it with the pending question). */
   questionId: string;
+  /** A platform call unanswered after this long counts as failed (default 30 s). */
+  callTimeoutMs?: number;
 }
 
 /**

@@ -17,6 +17,7 @@ import { type CommandName, HELP_TEXT, IMMEDIATE, parseCommand } from "./commands
 import { KeyedQueue, Semaphore } from "./queue.js";
 import type { ChannelSlot } from "./registry.js";
 import { closeQuestion, type RenderHooks, type RenderOutcome, renderRun, sendNotice } from "./render/index.js";
+import { untilAbandoned } from "./run-guard.js";
 import type { Channel, ConversationRef, InboundMessage, InboundSink, MessageHandle } from "./types.js";
 
 /** Optional observer for metrics; every method is a notification only. */
@@ -52,13 +53,6 @@ export const NOTICES = {
   shuttingDown: "I'm restarting and couldn't get to this message — please send it again in a minute.",
   noReply: "I finished without writing a reply. Please try again, or ask differently.",
 } as const;
-
-/**
- * How long a run may go on after its abort (`/stop`, timeout, shutdown) before the dispatcher
- * stops waiting for the backend and ends it itself: a backend that ignores its signal must not
- * hold the conversation and a global run slot forever.
- */
-const ABANDON_AFTER_ABORT_MS = 2_000;
 
 interface ActiveRun {
   threadId: string;
@@ -410,55 +404,4 @@ export class Dispatcher {
     if (!slot.channel) throw new Error(`channel ${slot.name} is not loaded`);
     return slot.channel;
   }
-}
-
-/**
- * Passes `events` through until the run ends by itself, or until `signal` has been aborted for
- * {@link ABANDON_AFTER_ABORT_MS}: then it stops waiting for the backend and ends the run with the
- * error event the abort stands for (timeout or cancel), leaving the backend's iterator behind.
- */
-async function* untilAbandoned(
-  events: AsyncIterable<RunEvent>,
-  signal: AbortSignal,
-  onAbandon: (reason: unknown) => void,
-): AsyncGenerator<RunEvent> {
-  const iterator = events[Symbol.asyncIterator]();
-  let timer: NodeJS.Timeout | undefined;
-  const abandoned = new Promise<"abandoned">((resolve) => {
-    const arm = () => {
-      timer = setTimeout(() => resolve("abandoned"), ABANDON_AFTER_ABORT_MS);
-    };
-    if (signal.aborted) arm();
-    else signal.addEventListener("abort", arm, { once: true });
-  });
-  let finished = false;
-  try {
-    for (;;) {
-      const next = await Promise.race([iterator.next(), abandoned]);
-      if (next === "abandoned") {
-        onAbandon(signal.reason);
-        // Not awaited: a hung backend may never answer this either.
-        closeQuietly(iterator);
-        finished = true;
-        const { code, message } = toRunError(signal.reason, true, signal.reason);
-        yield { type: "error", code, message };
-        return;
-      }
-      if (next.done) {
-        finished = true;
-        return;
-      }
-      yield next.value;
-    }
-  } finally {
-    clearTimeout(timer);
-    // The consumer stopped early (the reply failed): let the backend clean up, without waiting on it.
-    if (!finished) closeQuietly(iterator);
-  }
-}
-
-function closeQuietly(iterator: AsyncIterator<RunEvent>): void {
-  Promise.resolve()
-    .then(() => iterator.return?.())
-    .catch(() => undefined);
 }

@@ -14,7 +14,7 @@ import { errorMessage } from "./errors.js";
 import type { McpServerReport } from "./harness/mcp/index.js";
 import { AgentHarness, createHarness } from "./harness/runtime.js";
 import type { Harness } from "./harness/types.js";
-import type { Logger } from "./log/logger.js";
+import { type Logger, secretScrubber } from "./log/logger.js";
 import { mountAdmin } from "./server/admin.js";
 import { HttpServer, sendJson } from "./server/http.js";
 import { GatewayMetrics } from "./server/metrics.js";
@@ -60,14 +60,12 @@ export class Gateway {
    */
   private readonly leftovers = new Map<string, InboxEntry[]>();
   private readonly restarting = new Map<ChannelSlot, Promise<void>>();
-  /** Configured credentials, longest first: kept out of every report (platform errors may quote them). */
-  private readonly secrets: string[];
+  /** Hides configured credentials in every report (platform errors may quote them). */
+  private readonly scrub: (text: string) => string;
 
   constructor(private readonly options: GatewayOptions) {
     const { config } = options.loaded;
-    this.secrets = [...new Set([...collectSecrets(config), ...collectSecrets(options.channels ?? {})])].sort(
-      (a, b) => b.length - a.length,
-    );
+    this.scrub = secretScrubber([...collectSecrets(config), ...collectSecrets(options.channels ?? {})]) ?? ((text) => text);
     this.server = new HttpServer({ host: config.server.host, port: config.server.port, logger: options.logger });
     this.server.route("GET", "/healthz", (_req, res) => sendJson(res, 200, { ok: true }));
     this.metrics = new GatewayMetrics({
@@ -93,11 +91,10 @@ export class Gateway {
   }
 
   private redact(report: ChannelReport): ChannelReport {
-    const clean = (text: string) => this.secrets.reduce((t, secret) => t.split(secret).join("[redacted]"), text);
     return {
       ...report,
-      reason: report.reason === null ? null : clean(report.reason),
-      last_error: report.last_error && { ...report.last_error, message: clean(report.last_error.message) },
+      reason: report.reason === null ? null : this.scrub(report.reason),
+      last_error: report.last_error && { ...report.last_error, message: this.scrub(report.last_error.message) },
     };
   }
 

@@ -139,6 +139,3 @@ export function collectSecrets(config: unknown): string[] {
   walk(config, "");
   return [...found];
 }
-
-/** Key names pino should redact wherever they appear in a logged object. */
-export const SECRET_KEY_PATTERN = SECRET_KEY;

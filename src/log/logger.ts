@@ -42,22 +42,29 @@ export const REDACT_PATHS = SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`,
 
 const REDACTED = "[redacted]";
 
+/**
+ * A function that replaces every one of `secrets` in a text, longest first, also in its
+ * JSON-escaped form (a secret inside a logged string). Undefined when there is nothing to hide.
+ */
+export function secretScrubber(secrets: readonly string[]): ((text: string) => string) | undefined {
+  const values = [...new Set(secrets.filter((s) => s.length >= 4))].sort((a, b) => b.length - a.length);
+  if (values.length === 0) return undefined;
+  const forms = values.flatMap((v) => {
+    const escaped = JSON.stringify(v).slice(1, -1);
+    return escaped === v ? [v] : [v, escaped];
+  });
+  return (text) => {
+    let out = text;
+    for (const form of forms) if (out.includes(form)) out = out.split(form).join(REDACTED);
+    return out;
+  };
+}
+
 /** Wraps a stream so that no line it writes contains one of `secrets`. */
 export function scrubbingStream(target: DestinationStream, secrets: readonly string[]): DestinationStream {
-  const values = [...new Set(secrets.filter((s) => s.length >= 4))].sort((a, b) => b.length - a.length);
-  if (values.length === 0) return target;
-  return {
-    write(line: string) {
-      let out = line;
-      for (const v of values) if (out.includes(v)) out = out.split(v).join(REDACTED);
-      // A secret can also appear JSON-escaped inside a logged string.
-      for (const v of values) {
-        const escaped = JSON.stringify(v).slice(1, -1);
-        if (escaped !== v && out.includes(escaped)) out = out.split(escaped).join(REDACTED);
-      }
-      target.write(out);
-    },
-  };
+  const scrub = secretScrubber(secrets);
+  if (!scrub) return target;
+  return { write: (line: string) => target.write(scrub(line)) };
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {

@@ -11,8 +11,9 @@ import { type LoadedConfig, loadConfig } from "./config/loader.js";
 import { formatDoctor, runDoctor } from "./doctor.js";
 import { ConfigError, errorMessage } from "./errors.js";
 import { createGateway } from "./gateway.js";
+import type { AgentStatus } from "./harness/types.js";
 import { createLogger } from "./log/logger.js";
-import { formatStatusTable } from "./status-table.js";
+import { formatAgentLine, formatStatusTable } from "./status-table.js";
 
 const EXIT_CONFIG = 2;
 
@@ -84,7 +85,11 @@ async function status(opts: { config?: string; url?: string; token?: string }): 
     }
     const { channels } = (await res.json()) as { channels: ChannelReport[] };
     process.stdout.write(formatStatusTable(channels));
-    process.exitCode = channels.every((c) => !c.enabled || c.state === "running") ? 0 : 1;
+    const agent = await fetch(new URL("/api/agent", base), { headers: token ? { authorization: `Bearer ${token}` } : {} });
+    const status = agent.ok ? ((await agent.json()) as AgentStatus) : undefined;
+    process.stdout.write(status ? formatAgentLine(status) : `agent: HTTP ${agent.status}\n`);
+    const healthy = channels.every((c) => !c.enabled || c.state === "running") && status?.reachable === true;
+    process.exitCode = healthy ? 0 : 1;
   } catch (err) {
     process.stdout.write(`${base}: not reachable (${errorMessage((err as { cause?: unknown }).cause ?? err)})\n`);
     process.exitCode = 1;

@@ -1,13 +1,17 @@
 /**
  * `antler doctor`: checks what can be checked before going live — the config, each enabled
- * channel's credentials against its platform, each model endpoint and each MCP server (started,
- * its tools listed, then stopped). One line per check.
+ * channel's credentials against its platform, each model endpoint, each MCP server (started,
+ * its tools listed, then stopped) and the agent backend (a user's graph loads; a remote server
+ * answers, takes the key and has the assistant). One line per check.
  */
+import { MemorySaver } from "@langchain/langgraph";
 import { loadChannels } from "./channels/registry.js";
 import type { LoadedConfig } from "./config/loader.js";
 import type { ModelConfig } from "./config/schema.js";
 import { errorMessage } from "./errors.js";
+import { loadUserGraph } from "./harness/graph.js";
 import { type McpServerReport, McpServers } from "./harness/mcp/index.js";
+import { RemoteHarness } from "./harness/remote/index.js";
 import { ASK_CLARIFICATION } from "./harness/tools/index.js";
 import type { Logger } from "./log/logger.js";
 
@@ -45,7 +49,27 @@ export async function runDoctor(
   }
   for (const model of loaded.config.models) lines.push(await attempt(`model ${model.name}`, () => probeModel(model)));
   lines.push(...(await checkMcpServers(loaded, logger)));
+  const agent = await checkAgent(loaded, logger);
+  if (agent) lines.push(agent);
   return lines;
+}
+
+/** The `graph` and `remote` backends: the graph loads, or the server answers with the assistant. */
+async function checkAgent(loaded: Pick<LoadedConfig, "config" | "baseDir">, logger: Logger): Promise<DoctorLine | undefined> {
+  const { agent } = loaded.config;
+  if (agent.backend === "remote" && agent.remote) {
+    const remote = new RemoteHarness({ settings: agent.remote, logger });
+    return attempt("agent remote", () => remote.check(CHECK_TIMEOUT_MS));
+  }
+  if (agent.backend === "graph" && agent.graph) {
+    const spec = agent.graph;
+    const options = { baseDir: loaded.baseDir, checkpointer: new MemorySaver(), config: loaded.config };
+    return attempt("agent graph", async () => {
+      await loadUserGraph(spec, options);
+      return `${spec} loads and is a compiled graph`;
+    });
+  }
+  return undefined;
 }
 
 /** Starts every MCP server the way the harness does (each bounded by its timeout_ms), then stops them. */

@@ -11,9 +11,10 @@ import { type ChannelReport, type ChannelSlot, instantiate, loadChannels } from 
 import { collectSecrets, type LoadedConfig } from "./config/loader.js";
 import type { ChannelSection } from "./config/schema.js";
 import { errorMessage } from "./errors.js";
+import { createAgentBackend } from "./harness/backends.js";
 import type { McpServerReport } from "./harness/mcp/index.js";
-import { AgentHarness, createHarness } from "./harness/runtime.js";
-import type { Harness } from "./harness/types.js";
+import { AgentHarness } from "./harness/runtime.js";
+import type { AgentStatus, Harness } from "./harness/types.js";
 import { type Logger, secretScrubber } from "./log/logger.js";
 import { mountAdmin } from "./server/admin.js";
 import { HttpServer, sendJson } from "./server/http.js";
@@ -103,6 +104,16 @@ export class Gateway {
     return this.harness instanceof AgentHarness ? (this.harness.mcp?.reports() ?? []) : [];
   }
 
+  /** The agent backend: what it drives and whether it answers (checked now when `probe`). */
+  async agentStatus(probe = false): Promise<AgentStatus | undefined> {
+    const status = await this.harness?.status?.(probe);
+    if (!status) return undefined;
+    return {
+      ...status,
+      last_error: status.last_error && { ...status.last_error, message: this.scrub(status.last_error.message) },
+    };
+  }
+
   /** Restarts a channel by name (admin API); undefined when there is no such channel. */
   async restart(name: string): Promise<ChannelReport | undefined> {
     const slot = this.slot(name);
@@ -156,7 +167,7 @@ export class Gateway {
     }
     const store = new SqliteBindingStore(path.resolve(baseDir, config.storage.path));
     this.store = store;
-    this.harness = this.options.harness ?? (await createHarness({ config, baseDir, logger }));
+    this.harness = this.options.harness ?? (await createAgentBackend({ config, baseDir, logger }));
     this.dispatcher = new Dispatcher({
       store,
       harness: this.harness,

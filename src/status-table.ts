@@ -1,5 +1,6 @@
-/** `antler status`: a running gateway's channel reports as a terminal table. */
+/** `antler status`: a running gateway's channel reports as a terminal table, and a line on its agent. */
 import type { ChannelReport } from "./channels/registry.js";
+import type { AgentStatus } from "./harness/types.js";
 
 function ago(iso: string | null, now: number): string {
   if (!iso) return "-";
@@ -30,4 +31,10 @@ export function formatStatusTable(reports: ChannelReport[], now = Date.now()): s
       .join("  ")
       .trimEnd();
   return `${[line(header), ...rows.map(line)].join("\n")}\n`;
+}
+
+/** One line on the agent backend: what it is, whether it answers, its last problem. */
+export function formatAgentLine(status: AgentStatus, now = Date.now()): string {
+  const problem = status.last_error ? `; last error ${ago(status.last_error.at, now)} ago: ${status.last_error.message}` : "";
+  return `\nagent: ${status.backend} ${status.target} (${status.reachable ? "reachable" : "NOT reachable"})${problem}\n`;
 }

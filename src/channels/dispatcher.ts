@@ -59,6 +59,11 @@ interface ActiveRun {
   controller: AbortController;
 }
 
+/** The tag a run carries so a restarted gateway can find the run of a message again. */
+function runTag(slot: ChannelSlot, msg: InboundMessage): string {
+  return `${slot.name}:${msg.eventId}`;
+}
+
 export class Dispatcher {
   private readonly queue: KeyedQueue;
   private readonly runs: Semaphore;
@@ -255,6 +260,8 @@ export class Dispatcher {
           signal: controller.signal,
           user: msg.user,
           context: { channel: slot.name, chat_type: msg.ref.chatType },
+          origin: { channel: slot.name, conversation: key, chat: msg.ref.chatId },
+          tag: runTag(slot, msg),
         }),
         controller.signal,
         (err) => this.options.logger.warn({ err, channel: slot.name, key }, "a run ignored its abort; abandoned it"),
@@ -349,15 +356,17 @@ export class Dispatcher {
   }
 
   /**
-   * After a restart: events the previous process accepted but never finished get a notice in
-   * their chat, so nothing a user sent ends in silence. `entries` were read before channels started.
-   * Resolves to the entries whose notice could not be sent (the caller tries them again later).
+   * After a restart: events the previous process accepted but never finished are answered from
+   * their run when the backend kept it going (a LangGraph server), else they get a notice in
+   * their chat, so nothing a user sent ends in silence. `entries` were read before channels
+   * started. Resolves to the entries whose notice could not be sent (the caller tries them again).
    */
   async recover(slot: ChannelSlot, entries: InboxEntry[]): Promise<InboxEntry[]> {
     const unsent: InboxEntry[] = [];
     for (const entry of entries.filter((e) => e.channel === slot.name)) {
       const msg = entry.payload as unknown as InboundMessage;
       try {
+        if (await this.rejoin(slot, msg)) continue;
         await this.notify(slot, msg.ref, NOTICES.restarted, true);
         await this.options.store.setInboxState(entry.channel, entry.eventId, "failed", "interrupted by a restart");
       } catch (err) {
@@ -366,6 +375,38 @@ export class Dispatcher {
       }
     }
     return unsent;
+  }
+
+  /**
+   * Queues the rendering of the run a previous process started for `msg`, if the backend still
+   * has it; false when there is none (or it cannot be looked up), and the message is lost.
+   */
+  private async rejoin(slot: ChannelSlot, msg: InboundMessage): Promise<boolean> {
+    const { harness, store, logger } = this.options;
+    if (!harness.reattach) return false;
+    const threadId = await store.currentThread(msg.ref.key);
+    if (!threadId) return false;
+    // The run reads this signal once rendering starts; execute() links its own to it.
+    const stop = new AbortController();
+    let events: AsyncIterable<RunEvent> | undefined;
+    try {
+      events = await harness.reattach(threadId, runTag(slot, msg), { signal: stop.signal, user: msg.user });
+    } catch (err) {
+      logger.warn({ err, channel: slot.name, eventId: msg.eventId }, "could not look for the run of an unfinished message");
+      return false;
+    }
+    if (!events) return false;
+    const run = events;
+    logger.info({ channel: slot.name, eventId: msg.eventId, threadId }, "rejoining the run of an unfinished message");
+    const queued = this.queue.push(msg.ref.key, () =>
+      this.track(slot, msg, () =>
+        this.execute(slot, msg, threadId, (opts) => {
+          opts.signal?.addEventListener("abort", () => stop.abort(opts.signal?.reason), { once: true });
+          return run;
+        }),
+      ),
+    );
+    return queued;
   }
 
   private async notify(slot: ChannelSlot, ref: ConversationRef, text: string, rethrow = false): Promise<void> {

@@ -114,14 +114,45 @@ export const FeaturesConfig = z
   })
   .prefault({});
 
+/** An agent on a LangGraph API server (LangGraph Platform, `langgraph dev`, a DeerFlow gateway). */
+export const RemoteAgentConfig = z.strictObject({
+  url: z.url({ protocol: /^https?$/, error: "must be the server's http(s) URL, e.g. http://127.0.0.1:2024" }),
+  assistant_id: z.string().min(1, "is required: set a graph id (e.g. agent) or an assistant id"),
+  api_key: z.string().optional(),
+  headers: z.record(z.string(), z.string()).default({}),
+  config: z.record(z.string(), z.unknown()).default({}),
+  multitask_strategy: z.enum(["reject", "interrupt", "rollback", "enqueue"]).default("enqueue"),
+  timeout_ms: num().pipe(z.number().int().positive()).default(30_000),
+  stream_subgraphs: bool().default(false),
+});
+
 export const AgentConfig = z
   .strictObject({
+    backend: z.enum(["embedded", "graph", "remote"]).default("embedded"),
+    graph: z.string().optional(),
+    remote: RemoteAgentConfig.optional(),
     name: z.string().default("antler"),
     model: z.string().optional(),
     system_prompt: z.string().default("You are a helpful assistant. Answer concisely."),
     recursion_limit: num().pipe(z.number().int().positive()).default(50),
     thinking: bool().default(false),
     features: FeaturesConfig,
+  })
+  .superRefine((agent, ctx) => {
+    if (agent.backend === "graph" && !agent.graph) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["graph"],
+        message: 'is required when agent.backend is graph: set it to "./my-graph.js:graph" (relative to this file)',
+      });
+    }
+    if (agent.backend === "remote" && !agent.remote) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["remote"],
+        message: "is required when agent.backend is remote: set remote.url and remote.assistant_id",
+      });
+    }
   })
   .prefault({});
 
@@ -161,6 +192,7 @@ export type ModelConfig = z.output<typeof ModelConfig>;
 export type ToolConfig = z.output<typeof ToolConfig>;
 export type McpServerConfig = z.output<typeof McpServerConfig>;
 export type AgentConfig = z.output<typeof AgentConfig>;
+export type RemoteAgentConfig = z.output<typeof RemoteAgentConfig>;
 export type FeaturesConfig = z.output<typeof FeaturesConfig>;
 export type GatewayConfig = z.output<typeof GatewayConfig>;
 export type ChannelSection = z.output<typeof ChannelSection>;

@@ -10,6 +10,8 @@ export {
   type LeadAgentOptions,
   makeLeadAgent,
 } from "./agent.js";
+export { type CreateHarnessOptions, createAgentBackend, createHarness } from "./backends.js";
+export { type GraphFactoryArgs, loadUserGraph } from "./graph.js";
 export { McpServer, type McpServerReport, type McpServerState, McpServers } from "./mcp/index.js";
 export {
   buildMiddlewareChain,
@@ -19,7 +21,8 @@ export {
   type RuntimeFeatures,
 } from "./middleware/chain.js";
 export { type CreateChatModelOptions, createChatModel, selectModel } from "./models/index.js";
+export { RemoteHarness, type RemoteHarnessOptions } from "./remote/index.js";
 export type { RunErrorCode } from "./run-errors.js";
-export { AgentHarness, type AgentHarnessOptions, type CreateHarnessOptions, createHarness } from "./runtime.js";
+export { AgentHarness, type AgentHarnessOptions } from "./runtime.js";
 export { ASK_CLARIFICATION, askClarificationTool, loadConfigTools } from "./tools/index.js";
-export type { Clarification, Harness, RunEvent, RunOptions, RunUser, ThreadInfo, Usage } from "./types.js";
+export type { AgentStatus, Clarification, Harness, RunEvent, RunOptions, RunUser, ThreadInfo, Usage } from "./types.js";

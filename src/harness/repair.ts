@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { AIMessage, type BaseMessage, isAIMessage, isHumanMessage, isToolMessage, ToolMessage } from "@langchain/core/messages";
-import type { AntlerAgent } from "./agent.js";
+import type { LocalGraph } from "./graph.js";
 
 /** Why a pending tool call was closed without running. */
 export const CLOSED_CALL_TEXT = {
@@ -40,12 +40,12 @@ export function turnStored(messages: readonly BaseMessage[], text: string, id?: 
  * partial text of the turn that broke off. Returns how many messages were added.
  */
 export async function repairThread(
-  agent: AntlerAgent,
+  graph: LocalGraph,
   threadId: string,
   options: { partialText?: string; partialId?: string; reason: keyof typeof CLOSED_CALL_TEXT },
 ): Promise<number> {
   const config = { configurable: { thread_id: threadId } };
-  const state = await agent.graph.getState(config);
+  const state = await graph.getState(config);
   const messages = ((state.values as { messages?: BaseMessage[] } | undefined)?.messages ?? []) as BaseMessage[];
   const repairs: BaseMessage[] = closeOpenCalls(messages, CLOSED_CALL_TEXT[options.reason]);
   if (options.partialText && !turnStored(messages, options.partialText, options.partialId)) {
@@ -53,6 +53,7 @@ export async function repairThread(
   }
   if (repairs.length === 0) return 0;
   // Written as if the tools node produced them: the graph then continues from the model node.
-  await agent.graph.updateState(config, { messages: repairs }, "tools");
+  // A graph without a tools node takes them as an update of whichever node ran last.
+  await graph.updateState(config, { messages: repairs }, graph.hasNode("tools") ? "tools" : undefined);
   return repairs.length;
 }

@@ -5,7 +5,15 @@
  */
 import { GraphRecursionError } from "@langchain/langgraph";
 
-export type RunErrorCode = "model_error" | "rate_limited" | "cancelled" | "timeout" | "busy" | "no_pending" | "internal";
+export type RunErrorCode =
+  | "model_error"
+  | "agent_error"
+  | "rate_limited"
+  | "cancelled"
+  | "timeout"
+  | "busy"
+  | "no_pending"
+  | "internal";
 
 export interface RunError {
   code: RunErrorCode;
@@ -44,6 +52,10 @@ export const MESSAGES = {
   slow: "The AI model took too long to answer. Please try again.",
   malformed: "The AI model sent a reply that could not be read. Please try again.",
   recursion: "The agent took too many steps without finishing and stopped.",
+  agentUnreachable: "The agent service can't be reached right now. Please try again in a few minutes.",
+  agentAuth: "The agent service refused our credentials. An operator needs to check the agent settings.",
+  agentUnknown: "The agent service doesn't know the configured assistant. An operator needs to check the agent settings.",
+  agentFailed: "The agent failed while answering. Please try again, or start a new conversation with /new.",
   internal: "Something went wrong while answering. Please try again.",
   cancelled: "Stopped: the reply was cancelled.",
   timeout: "Stopped: the reply took too long. Please try again, perhaps with a smaller request.",

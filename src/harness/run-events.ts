@@ -11,16 +11,31 @@
  * Tool events skip `ask_clarification`: its question arrives as the `clarification` event.
  * `tool_start` is sent when the model's response completes; a call that loop detection then
  * strips never runs, so it gets no `tool_end`.
+ *
+ * Which node's text is reply text: the embedded agent's model node only. A user's graph can
+ * have any nodes, so there every top-graph node counts except `tools` (a model called inside a
+ * tool is not the reply) and middleware hooks (`Name.before_model` and the like).
  */
 import { type AIMessage, type BaseMessage, isAIMessage, isAIMessageChunk, isToolMessage } from "@langchain/core/messages";
+import { toClarification } from "./interrupts.js";
 import { NOTICE_FLAG } from "./middleware/loop-detection.js";
-import { ASK_CLARIFICATION, normalizeClarification } from "./tools/clarification.js";
+import { ASK_CLARIFICATION } from "./tools/clarification.js";
 import type { Clarification, RunEvent, Usage } from "./types.js";
 
 /** LangGraph node names that createAgent uses. */
 export const MODEL_NODE = "model_request";
+const TOOLS_NODE = "tools";
 const INTERRUPT_KEY = "__interrupt__";
 const METADATA_KEY = "__metadata__";
+
+/** Whose streamed text is reply text. */
+export type ReplyNodes = (node: string) => boolean;
+
+/** The embedded agent: only its model node. */
+export const modelNodeOnly: ReplyNodes = (node) => node === MODEL_NODE;
+
+/** Any graph: every node but the tools node and middleware hooks. */
+export const anyReplyNode: ReplyNodes = (node) => node !== TOOLS_NODE && !node.includes(".");
 
 export class RunTranslator {
   /** Everything streamed as reply text so far. */
@@ -32,6 +47,8 @@ export class RunTranslator {
   usage: Usage | undefined;
   clarification: Clarification | undefined;
 
+  constructor(private readonly replyNodes: ReplyNodes = modelNodeOnly) {}
+
   /** Events for one stream chunk. */
   handle(mode: string, chunk: unknown): RunEvent[] {
     if (mode === "messages") return this.#message(chunk as [BaseMessage, Record<string, unknown>]);
@@ -39,14 +56,16 @@ export class RunTranslator {
     return [];
   }
 
-  /** The closing event of a run that ended without error. */
-  finish(): RunEvent {
+  /** The closing event of a run that ended without error; `reply` replaces the streamed text when given. */
+  finish(reply?: string): RunEvent {
     if (this.clarification) return { type: "clarification", ...this.clarification };
-    return this.usage ? { type: "done", text: this.text, usage: this.usage } : { type: "done", text: this.text };
+    const text = reply ?? this.text;
+    return this.usage ? { type: "done", text, usage: this.usage } : { type: "done", text };
   }
 
   #message([message, meta]: [BaseMessage, Record<string, unknown>]): RunEvent[] {
-    if (meta?.langgraph_node !== MODEL_NODE || !isAIMessageChunk(message as never)) return [];
+    const node = meta?.langgraph_node;
+    if (typeof node !== "string" || !this.replyNodes(node) || !isAIMessageChunk(message as never)) return [];
     const delta = (message as BaseMessage).text;
     if (!delta) return [];
     this.turnId ??= message.id;
@@ -77,7 +96,7 @@ export class RunTranslator {
   }
 
   #stateMessage(node: string, message: BaseMessage): RunEvent[] {
-    if (node === MODEL_NODE && isAIMessage(message)) {
+    if (this.replyNodes(node) && isAIMessage(message) && !message.response_metadata?.[NOTICE_FLAG]) {
       this.turnText = "";
       this.turnId = undefined;
       this.#addUsage(message);
@@ -122,9 +141,19 @@ export class RunTranslator {
   }
 }
 
-/** A Clarification from an interrupt's id and payload. */
-export function toClarification(interruptId: string, payload: unknown): Clarification {
-  return { interruptId, ...normalizeClarification(typeof payload === "string" ? { question: payload } : payload) };
+/**
+ * The reply of a run read from the thread's state after it: the text of every assistant message
+ * that was not there before the run (`before` holds the ids seen then), blank-line separated as
+ * the stream separates turns. Undefined when the state has no new assistant text (a graph whose
+ * state has no `messages`): the streamed text is the reply then.
+ */
+export function replyFromState(before: ReadonlySet<string>, messages: readonly BaseMessage[]): string | undefined {
+  const texts = messages
+    .filter((m) => isAIMessage(m) && !(m.id && before.has(m.id)))
+    .map((m) => m.text)
+    .filter((t) => t.trim() !== "");
+  if (texts.length === 0) return undefined;
+  return texts.reduce((all, t) => (all === "" || /\s$/.test(all) ? all + t : `${all}\n\n${t}`), "");
 }
 
 /** Messages in one node's update, whatever shape the update has. */

@@ -1,35 +1,37 @@
 /**
- * The embedded harness: runs the lead agent per thread, streams RunEvents, pauses on
- * clarification interrupts and resumes them, and keeps checkpoints in SQLite.
+ * The in-process harness: runs a local graph per thread — the lead agent built from config
+ * (`embedded`) or the user's own graph (`graph`) — streams RunEvents, pauses on interrupts and
+ * resumes them, and keeps checkpoints in SQLite.
  *
  * One run per thread at a time; a second gets a `busy` error. After an error, a cancel or a
  * caller that stops reading, the thread is repaired (see repair.ts) so the next run on it works;
  * a thread a dead process left with open tool calls is repaired when its next run starts.
  */
 import { randomUUID } from "node:crypto";
-import { mkdirSync } from "node:fs";
-import path from "node:path";
 import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
-import type { StructuredToolInterface } from "@langchain/core/tools";
 import { Command } from "@langchain/langgraph";
-import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
-import Database from "better-sqlite3";
-import type { AppConfig } from "../config/schema.js";
 import type { Logger } from "../log/logger.js";
 import { silentLogger } from "../log/logger.js";
-import { type AntlerAgent, makeLeadAgent } from "./agent.js";
-import { McpServers } from "./mcp/index.js";
+import { type LocalGraph, toLocalGraph } from "./graph.js";
+import { pendingInterrupts, resumeValue, toClarification } from "./interrupts.js";
+import type { McpServers } from "./mcp/index.js";
 import type { AntlerRunContext } from "./middleware/dynamic-context.js";
 import { closeOpenCalls, repairThread } from "./repair.js";
 import { MESSAGES, type RunErrorCode, toRunError } from "./run-errors.js";
-import { RunTranslator, toClarification } from "./run-events.js";
-import { ASK_CLARIFICATION, loadConfigTools } from "./tools/index.js";
-import type { Clarification, Harness, RunEvent, RunOptions, ThreadInfo } from "./types.js";
+import { anyReplyNode, modelNodeOnly, RunTranslator, replyFromState } from "./run-events.js";
+import type { AgentStatus, Clarification, Harness, RunEvent, RunOptions, ThreadInfo } from "./types.js";
 
 export interface AgentHarnessOptions {
-  agent: AntlerAgent;
-  /** Name of the model serving the threads, for `getThread`. */
+  /** A `createAgent` result (such as `createAntlerAgent`'s) or any compiled LangGraph graph. */
+  agent: unknown;
+  /** Name of the model serving the threads, for `getThread` (the graph's path for a user's graph). */
   modelName: string;
+  /**
+   * `embedded` (default): the agent built by Antler; its model node's text is the reply.
+   * `graph`: a user's graph; every top-graph node's text counts, and the final reply is read
+   * back from the thread's state.
+   */
+  backend?: "embedded" | "graph";
   logger?: Logger;
   /** Max graph steps per run. */
   recursionLimit?: number;
@@ -45,6 +47,8 @@ interface ActiveRun {
 
 /** One run's progress, shared by the driver and the stream so either can finish it off. */
 interface StreamState {
+  /** Ids of the thread's messages before the run, to tell its new replies apart. */
+  before: Set<string>;
   translator: RunTranslator;
   /** The graph was asked to run: from here on, stopping needs a repair. */
   started: boolean;
@@ -56,19 +60,27 @@ function errorEvent(code: RunErrorCode, message: string): RunEvent {
   return { type: "error", code, message };
 }
 
+/** Run errors that say nothing about the agent's health. */
+const ROUTINE: ReadonlySet<string> = new Set(["cancelled", "timeout", "busy", "no_pending"]);
+
 export class AgentHarness implements Harness {
   readonly modelName: string;
   /** The MCP servers behind the agent's MCP tools, with their state (for status and doctor). */
   readonly mcp: McpServers | undefined;
-  readonly #agent: AntlerAgent;
+  readonly #graph: LocalGraph;
+  readonly #backend: "embedded" | "graph";
   readonly #logger: Logger;
   readonly #recursionLimit: number;
   readonly #onClose: (() => void | Promise<void>) | undefined;
   readonly #active = new Map<string, ActiveRun>();
   #closed = false;
+  #lastError: AgentStatus["last_error"] = null;
 
   constructor(options: AgentHarnessOptions) {
-    this.#agent = options.agent;
+    const graph = toLocalGraph(options.agent);
+    if (!graph) throw new TypeError("AgentHarness: `agent` must be a createAgent result or a compiled LangGraph graph");
+    this.#graph = graph;
+    this.#backend = options.backend ?? "embedded";
     this.modelName = options.modelName;
     this.#logger = options.logger ?? silentLogger();
     this.#recursionLimit = options.recursionLimit ?? 50;
@@ -91,9 +103,14 @@ export class AgentHarness implements Harness {
     return true;
   }
 
+  async status(): Promise<AgentStatus> {
+    const target = this.#backend === "graph" ? this.modelName : `model ${this.modelName}`;
+    return { backend: this.#backend, target, reachable: true, last_error: this.#lastError };
+  }
+
   async getThread(threadId: string): Promise<ThreadInfo | undefined> {
     const running = this.#active.has(threadId);
-    const state = await this.#agent.graph.getState({ configurable: { thread_id: threadId } });
+    const state = await this.#graph.getState({ configurable: { thread_id: threadId } });
     const values = (state.values ?? {}) as { title?: string };
     if (!state.createdAt && !running) return undefined;
     const info: ThreadInfo = {
@@ -103,8 +120,8 @@ export class AgentHarness implements Harness {
       running,
     };
     if (values.title) info.title = values.title;
-    const pending = pendingOf(state.tasks);
-    if (pending) info.pending = pending;
+    const pending = pendingInterrupts(state.tasks)[0];
+    if (pending) info.pending = toClarification(pending.id ?? "", pending.value) satisfies Clarification;
     return info;
   }
 
@@ -133,11 +150,12 @@ export class AgentHarness implements Harness {
     const abort = () => controller.abort(options.signal?.reason);
     options.signal?.addEventListener("abort", abort, { once: true });
     if (options.signal?.aborted) controller.abort(options.signal.reason);
-    const run: StreamState = { translator: new RunTranslator(), started: false, ended: false };
+    const replyNodes = this.#backend === "graph" ? anyReplyNode : modelNodeOnly;
+    const run: StreamState = { before: new Set(), translator: new RunTranslator(replyNodes), started: false, ended: false };
     try {
       let input: unknown;
       try {
-        input = await this.#input(threadId, kind, text);
+        input = await this.#input(threadId, kind, text, run.before);
       } catch (err) {
         this.#logger.error({ err, threadId }, "could not read the thread before the run");
         run.ended = true;
@@ -160,17 +178,21 @@ export class AgentHarness implements Harness {
     }
   }
 
-  /** The graph input of a run or a resume; undefined for a resume with nothing pending. */
-  async #input(threadId: string, kind: "run" | "resume", text: string): Promise<unknown> {
-    const state = await this.#agent.graph.getState({ configurable: { thread_id: threadId } });
-    const pending = pendingOf(state.tasks);
-    if (kind === "resume") return pending ? new Command({ resume: text }) : undefined;
-    if (pending) {
+  /**
+   * The graph input of a run or a resume; undefined for a resume with nothing pending. Notes the
+   * ids of the messages already in the thread in `before`.
+   */
+  async #input(threadId: string, kind: "run" | "resume", text: string, before: Set<string>): Promise<unknown> {
+    const state = await this.#graph.getState({ configurable: { thread_id: threadId } });
+    for (const m of messagesOf(state.values)) if (m.id) before.add(m.id);
+    const pending = pendingInterrupts(state.tasks);
+    if (kind === "resume") return pending.length > 0 ? new Command({ resume: resumeValue(pending, text) }) : undefined;
+    if (pending.length > 0) {
       // A new message instead of an answer drops the question; its tool call gets a result.
-      await repairThread(this.#agent, threadId, { reason: "abandoned" });
+      await repairThread(this.#graph, threadId, { reason: "abandoned" });
     } else if (closeOpenCalls(messagesOf(state.values), "").length > 0) {
       // No run of ours is active, yet tool calls are open: the process running it died.
-      await repairThread(this.#agent, threadId, { reason: "failed" });
+      await repairThread(this.#graph, threadId, { reason: "failed" });
     }
     return { messages: [new HumanMessage({ content: text, id: randomUUID() })] };
   }
@@ -190,7 +212,7 @@ export class AgentHarness implements Harness {
     try {
       signal.throwIfAborted();
       run.started = true;
-      const stream = await this.#agent.stream(
+      const stream = await this.#graph.stream(
         input as never,
         {
           configurable: { thread_id: threadId },
@@ -207,19 +229,32 @@ export class AgentHarness implements Harness {
       const failure = toRunError(err, signal.aborted, signal.reason);
       if (failure.code === "cancelled" || failure.code === "timeout") log.info({ code: failure.code }, "run stopped");
       else log.warn({ err, code: failure.code }, "run failed");
+      if (!ROUTINE.has(failure.code)) this.#lastError = { message: failure.message, at: new Date().toISOString() };
       if (run.started) await this.#repair(threadId, translator);
       run.ended = true;
       yield errorEvent(failure.code, failure.message);
       return;
     }
+    const reply = this.#backend === "graph" ? await this.#storedReply(threadId, run.before) : undefined;
     run.ended = true;
-    yield translator.finish();
+    yield translator.finish(reply);
+  }
+
+  /** A user's graph: the reply as the state holds it (nodes may write text no model streamed). */
+  async #storedReply(threadId: string, before: Set<string>): Promise<string | undefined> {
+    try {
+      const state = await this.#graph.getState({ configurable: { thread_id: threadId } });
+      return replyFromState(before, messagesOf(state.values));
+    } catch (err) {
+      this.#logger.warn({ err, threadId }, "could not read the reply back from the thread; using the streamed text");
+      return undefined;
+    }
   }
 
   async #repair(threadId: string, translator: RunTranslator): Promise<void> {
     try {
       const partial = { partialText: translator.turnText, partialId: translator.turnId };
-      await repairThread(this.#agent, threadId, { ...partial, reason: "failed" });
+      await repairThread(this.#graph, threadId, { ...partial, reason: "failed" });
     } catch (err) {
       this.#logger.error({ err, threadId }, "could not repair the thread after a failed run");
     }
@@ -228,67 +263,4 @@ export class AgentHarness implements Harness {
 
 function messagesOf(values: unknown): BaseMessage[] {
   return ((values as { messages?: BaseMessage[] } | undefined)?.messages ?? []) as BaseMessage[];
-}
-
-/** The first open clarification among a state's pending tasks. */
-function pendingOf(tasks: ReadonlyArray<{ interrupts?: ReadonlyArray<{ id?: string; value?: unknown }> }> | undefined) {
-  for (const task of tasks ?? []) {
-    const found = task.interrupts?.find((i) => i.value !== undefined);
-    if (found) return toClarification(found.id ?? "", found.value) satisfies Clarification;
-  }
-  return undefined;
-}
-
-export interface CreateHarnessOptions {
-  config: AppConfig;
-  /** Folder of the config file; storage.path and relative `use:` resolve against it. */
-  baseDir: string;
-  logger: Logger;
-  /** Extra tools, besides the configured ones and those of `mcp_servers`. */
-  tools?: StructuredToolInterface[];
-}
-
-/** Opens the checkpoint database (WAL) and builds the lead agent from config. */
-export async function createHarness(options: CreateHarnessOptions): Promise<AgentHarness> {
-  const { config, baseDir, logger } = options;
-  const file = path.resolve(baseDir, config.storage.path);
-  mkdirSync(path.dirname(file), { recursive: true });
-  const db = new Database(file);
-  db.pragma("journal_mode = WAL");
-  db.pragma("busy_timeout = 5000");
-  const extra = options.tools ?? [];
-  let configTools: StructuredToolInterface[];
-  try {
-    configTools = await loadConfigTools(config.tools, { baseDir, logger });
-  } catch (err) {
-    db.close();
-    throw err;
-  }
-  // MCP servers start in parallel, each bounded by its timeout; a failed one only loses its tools.
-  // The names the model sees are the tools' own names, which may differ from their config names.
-  const mcp = await McpServers.start(config.mcp_servers, {
-    baseDir,
-    logger,
-    reservedNames: [...configTools, ...extra].map((t) => t.name).concat(ASK_CLARIFICATION),
-  });
-  try {
-    const checkpointer = new SqliteSaver(db);
-    const tools = [...extra, ...mcp.tools];
-    const lead = await makeLeadAgent(config, { baseDir, logger, tools, configTools, checkpointer });
-    logger.info({ model: lead.modelName, tools: lead.toolNames, storage: file }, "harness ready");
-    return new AgentHarness({
-      agent: lead.agent,
-      modelName: lead.modelName,
-      logger,
-      recursionLimit: config.agent.recursion_limit,
-      mcp,
-      onClose: () => {
-        db.close();
-      },
-    });
-  } catch (err) {
-    await mcp.close();
-    db.close();
-    throw err;
-  }
 }

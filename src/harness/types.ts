@@ -1,6 +1,7 @@
 /**
- * The harness contract: what a chat-facing caller may ask of the agent runtime. The embedded
- * LangGraph agent implements it, and a remote LangGraph API server can implement it too.
+ * The harness contract: what a chat-facing caller may ask of the agent runtime. Three backends
+ * implement it: the embedded agent built from config, a user's own compiled LangGraph graph, and
+ * an agent on a LangGraph API server. `test/harness/contract.ts` is the suite every backend passes.
  * Nothing here knows about chats, channels or platforms.
  */
 
@@ -11,9 +12,15 @@ export interface Usage {
   totalTokens: number;
 }
 
-/** One question the agent asked with `ask_clarification`, waiting for an answer. */
+/**
+ * One question the agent asked, waiting for an answer: an `ask_clarification` call, or any other
+ * LangGraph interrupt (its value's text becomes the question, answered in words).
+ */
 export interface Clarification {
-  /** LangGraph interrupt id; resuming answers exactly this interrupt. */
+  /**
+   * LangGraph interrupt id; resuming answers exactly this interrupt. Empty for a question that
+   * ended the run without an interrupt (a DeerFlow server): its answer is the next user message.
+   */
   interruptId: string;
   question: string;
   /** Suggested answers; empty for a free-text question. */
@@ -55,6 +62,27 @@ export interface RunOptions {
   user?: RunUser;
   /** Free-form labels passed to middleware as run context (e.g. `{ channel: "slack" }`). */
   context?: Record<string, string>;
+  /**
+   * Where the thread lives in the chat (channel, conversation key, chat id). A backend that keeps
+   * threads elsewhere stores them with the thread, so an operator can find it there.
+   */
+  origin?: Record<string, string>;
+  /**
+   * A stable id of the message behind this run (e.g. `slack:Ev0123`). A backend whose runs
+   * outlive the gateway records it with the run, so `reattach` can find the run again.
+   */
+  tag?: string;
+}
+
+/** Which agent the harness drives and whether it can be reached, for status pages and doctor. */
+export interface AgentStatus {
+  backend: "embedded" | "graph" | "remote";
+  /** What it points at: the model, the graph's `"module:Export"`, or the server URL and assistant. */
+  target: string;
+  /** False when the last check or the last run could not reach the agent. */
+  reachable: boolean;
+  /** The newest failure to reach or run the agent, if any. */
+  last_error: { message: string; at: string } | null;
 }
 
 /** What the harness knows about one thread. */
@@ -82,6 +110,15 @@ export interface Harness {
   cancel(threadId: string): boolean;
   /** What the thread looks like now, or undefined for a thread never run. */
   getThread(threadId: string): Promise<ThreadInfo | undefined>;
+  /**
+   * After a restart: the run a previous process started for the message tagged `tag` on this
+   * thread, when the backend kept it going (a LangGraph server does). Streams the rest of it, or
+   * its result if it already ended. Undefined when no such run exists; the caller then handles
+   * the message as lost. Backends whose runs die with the process leave this out.
+   */
+  reattach?(threadId: string, tag: string, options?: RunOptions): Promise<AsyncIterable<RunEvent> | undefined>;
+  /** Backend, target and reachability. `probe` checks reachability now instead of reporting the last seen. */
+  status?(probe?: boolean): Promise<AgentStatus>;
   /** Releases checkpointer and model clients. */
   close(): Promise<void>;
 }

@@ -8,6 +8,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ChannelReport } from "../channels/registry.js";
 import type { McpServerReport } from "../harness/mcp/index.js";
+import type { AgentStatus } from "../harness/types.js";
 import type { HttpServer } from "./http.js";
 import { sendJson } from "./http.js";
 import type { GatewayMetrics } from "./metrics.js";
@@ -19,6 +20,8 @@ export interface AdminSource {
   restart(name: string): Promise<ChannelReport | undefined>;
   /** State and tools of each configured MCP server; empty until the harness is up. */
   mcpReports(): McpServerReport[];
+  /** The agent backend and whether it answers; `probe` checks now. Undefined until the harness is up. */
+  agentStatus(probe?: boolean): Promise<AgentStatus | undefined>;
   readonly metrics: GatewayMetrics;
   readonly startedAt: number;
 }
@@ -112,6 +115,15 @@ export function mountAdmin(server: HttpServer, source: AdminSource, options: Adm
     "GET",
     "/api/mcp",
     guarded((_req, res) => sendJson(res, 200, { servers: source.mcpReports() })),
+  );
+  server.route(
+    "GET",
+    "/api/agent",
+    guarded(async (_req, res) => {
+      const status = await source.agentStatus(true);
+      if (status) sendJson(res, 200, status);
+      else sendJson(res, 503, { error: "the agent backend is not started yet" });
+    }),
   );
   server.route(
     "GET",

@@ -32,7 +32,7 @@ export interface CreateHarnessOptions {
 
 /** The harness `agent.backend` names. */
 export async function createAgentBackend(options: CreateHarnessOptions): Promise<Harness> {
-  const { config, baseDir, logger } = options;
+  const { config, logger } = options;
   if (config.agent.backend === "remote" && config.agent.remote) {
     const harness = new RemoteHarness({ settings: config.agent.remote, logger });
     logger.info({ url: config.agent.remote.url, assistant: config.agent.remote.assistant_id }, "remote agent configured");

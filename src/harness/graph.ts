@@ -106,6 +106,14 @@ export async function loadUserGraph(
       "is not a compiled graph: export the result of StateGraph.compile() or createAgent(), or a function returning one",
     );
   }
-  if (!compiled.checkpointer) compiled.checkpointer = options.checkpointer;
+  // A module-level graph is one object per process: when it was given a checkpointer by an
+  // earlier load (whose database may be closed now), it gets this load's instead.
+  if (!compiled.checkpointer || given.has(compiled)) {
+    compiled.checkpointer = options.checkpointer;
+    given.add(compiled);
+  }
   return value as object;
 }
+
+/** Graphs whose checkpointer Antler set. */
+const given = new WeakSet<object>();

@@ -63,3 +63,17 @@ export function toRemoteFailure(
   }
   return { ...toRunError(err, false), detail: text(err).slice(0, 300) };
 }
+
+/**
+ * What of an SDK error goes to the log: name, message, status and cause. Not the whole object:
+ * the SDK's HTTP errors hold the fetch Response, which log serializers cannot walk safely.
+ */
+export function loggable(err: unknown): Record<string, unknown> {
+  if (!(err instanceof Error)) return { message: String(err) };
+  const out: Record<string, unknown> = { type: err.name, message: err.message };
+  const status = statusOf(err);
+  if (status !== undefined) out.status = status;
+  const cause = (err as { cause?: unknown }).cause;
+  if (cause) out.cause = text(cause);
+  return out;
+}

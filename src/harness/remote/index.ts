@@ -24,7 +24,7 @@ import { CLOSED_CALL_TEXT, closeOpenCalls, turnStored } from "../repair.js";
 import { MESSAGES } from "../run-errors.js";
 import { anyReplyNode, RunTranslator, replyFromState } from "../run-events.js";
 import type { AgentStatus, Harness, RunEvent, RunOptions, ThreadInfo } from "../types.js";
-import { RemoteRunError, toRemoteFailure } from "./errors.js";
+import { loggable, RemoteRunError, toRemoteFailure } from "./errors.js";
 import { endedWithQuestion, messagesIn, toStreamedMessage, toUpdate } from "./messages.js";
 
 export interface RemoteHarnessOptions {
@@ -95,7 +95,8 @@ export class RemoteHarness implements Harness {
       apiKey: options.settings.api_key || null,
       defaultHeaders: options.settings.headers,
       timeoutMs: options.settings.timeout_ms,
-      callerOptions: { maxRetries: 2 },
+      // One retry: a server that is restarting gets a second chance; a user waits seconds, not minutes.
+      callerOptions: { maxRetries: 1 },
     });
   }
 
@@ -270,7 +271,7 @@ export class RemoteHarness implements Harness {
       const aborted = signal.aborted && !this.#closed;
       const failure = toRemoteFailure(err, { url, assistant, aborted, reason: signal.reason });
       if (failure.detail) {
-        this.#logger.warn({ err, threadId, code: failure.code }, "remote run failed");
+        this.#logger.warn({ err: loggable(err), threadId, code: failure.code }, "remote run failed");
         this.#noteFailure(failure.detail, failure.message === MESSAGES.agentUnreachable);
       } else {
         this.#logger.info({ threadId, code: failure.code }, "remote run stopped");
@@ -362,7 +363,7 @@ export class RemoteHarness implements Harness {
       }
       if (runId) await this.#client.runs.cancel(threadId, runId, true, "interrupt");
     } catch (err) {
-      this.#logger.warn({ err, threadId, runId: run.runId }, "could not cancel the server run");
+      this.#logger.warn({ err: loggable(err), threadId, runId: run.runId }, "could not cancel the server run");
     }
   }
 
@@ -387,7 +388,7 @@ export class RemoteHarness implements Harness {
         await this.#client.threads.updateState(threadId, { values: { messages: values } });
       }
     } catch (err) {
-      this.#logger.warn({ err, threadId }, "could not repair the server thread after a failed run");
+      this.#logger.warn({ err: loggable(err), threadId }, "could not repair the server thread after a failed run");
     }
   }
 

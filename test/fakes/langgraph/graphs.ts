@@ -1,0 +1,172 @@
+/**
+ * Test graphs for the in-process LangGraph API server (./server.ts), and the factories behind
+ * them so a test can build the same graphs in process.
+ *
+ * The server loads the exports `agent`, `question` and `deerflow`. `agent` and `deerflow` are
+ * graph factories (`(config) => graph`, which langgraph-api calls per request): they read the
+ * mock model's URL from `ANTLER_TEST_MODEL_URL` when called, not when this file is imported,
+ * because the server may import this file before a test has started its mock model.
+ */
+import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { tool } from "@langchain/core/tools";
+import { type BaseCheckpointSaver, END, interrupt, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import { ChatOpenAI } from "@langchain/openai";
+import { createAgent } from "langchain";
+import { z } from "zod";
+import { askClarificationTool } from "../../../src/harness/tools/index.js";
+
+/** Env var that carries the mock model's base URL (ending in /v1) to the graphs. */
+export const MODEL_URL_ENV = "ANTLER_TEST_MODEL_URL";
+
+/** A ChatOpenAI pointed at the mock model server. */
+export function mockChatModel(baseURL: string): ChatOpenAI {
+  return new ChatOpenAI({ model: "mock-model", apiKey: "sk-test", configuration: { baseURL }, maxRetries: 0 });
+}
+
+function modelFromEnv(): ChatOpenAI {
+  const url = process.env[MODEL_URL_ENV];
+  if (!url) throw new Error(`${MODEL_URL_ENV} is not set: start the mock model before running a graph`);
+  return mockChatModel(url);
+}
+
+/** Builds once per model URL: langgraph-api calls a factory on every request. */
+function perModelUrl<T>(build: (model: ChatOpenAI) => T): () => T {
+  let cached: { url: string; value: T } | undefined;
+  return () => {
+    const url = process.env[MODEL_URL_ENV] ?? "";
+    if (cached?.url !== url) cached = { url, value: build(modelFromEnv()) };
+    return cached.value;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// agent: createAgent with ask_clarification (interrupts), lookup_weather and slow_tool.
+
+export const lookupWeatherTool = tool(async ({ city }) => `It is sunny in ${city}.`, {
+  name: "lookup_weather",
+  description: "Current weather in a city.",
+  schema: z.object({ city: z.string() }),
+});
+
+/** Waits `SLOW_TOOL_MS`, or until the run is cancelled (then it throws the abort reason). */
+export const SLOW_TOOL_MS = 5_000;
+/** What slow_tool did, in this process (the server shares this module with the test). */
+export const slowToolStats = { started: 0, finished: 0, aborted: 0 };
+export const slowTool = tool(
+  async (_args, config?: RunnableConfig) => {
+    const signal = config?.signal;
+    slowToolStats.started++;
+    await new Promise<void>((resolve, reject) => {
+      const abort = () => {
+        clearTimeout(timer);
+        slowToolStats.aborted++;
+        reject(signal?.reason ?? new Error("aborted"));
+      };
+      const timer = setTimeout(resolve, SLOW_TOOL_MS);
+      if (signal?.aborted) abort();
+      else signal?.addEventListener("abort", abort, { once: true });
+    });
+    slowToolStats.finished++;
+    return "slow work done";
+  },
+  { name: "slow_tool", description: "Does slow work.", schema: z.object({}) },
+);
+
+/** A tool that asks the model itself: its tokens stream inside the tools node, and are not the reply. */
+export function makeAskExpertTool(model: ChatOpenAI) {
+  return tool(async ({ topic }) => (await model.invoke(`Explain ${topic}`)).text, {
+    name: "ask_expert",
+    description: "Asks an expert model about a topic.",
+    schema: z.object({ topic: z.string() }),
+  });
+}
+
+export function makeAgentGraph(model: ChatOpenAI, checkpointer?: BaseCheckpointSaver) {
+  const tools = [askClarificationTool, lookupWeatherTool, slowTool, makeAskExpertTool(model)];
+  return createAgent({ model, tools, checkpointer });
+}
+
+/** Server export `agent`. */
+export const agent = perModelUrl((model) => makeAgentGraph(model));
+
+// ---------------------------------------------------------------------------------------------
+// question: interrupts with a value that is not clarification-shaped; no model.
+
+export const QUESTION_INTERRUPT = { description: "Publish the draft to the blog?", draft: "Antler 1.0 is out" };
+
+export function makeQuestionGraph(checkpointer?: BaseCheckpointSaver) {
+  return new StateGraph(MessagesAnnotation)
+    .addNode("ask", () => {
+      const answer: unknown = interrupt(QUESTION_INTERRUPT);
+      const text = typeof answer === "string" ? answer : JSON.stringify(answer);
+      return { messages: [new AIMessage(`Published (answer: ${text}).`)] };
+    })
+    .addEdge(START, "ask")
+    .addEdge("ask", END)
+    .compile({ checkpointer });
+}
+
+/** Server export `question`. */
+export const question = makeQuestionGraph();
+
+// ---------------------------------------------------------------------------------------------
+// deerflow: DeerFlow 2.x style clarification. `ask_clarification` is a tool schema the model
+// can call; the `clarify` node answers the call with a ToolMessage holding the question and
+// its numbered options, then the graph ENDS (no interrupt). The user's answer is a new run.
+
+export const DEERFLOW_CLARIFY_TOOL = {
+  type: "function" as const,
+  function: {
+    name: "ask_clarification",
+    description: "Ask the user for clarification when the request is unclear.",
+    parameters: {
+      type: "object",
+      properties: {
+        question: { type: "string" },
+        clarification_type: {
+          type: "string",
+          enum: ["missing_info", "ambiguous_requirement", "approach_choice", "risk_confirmation", "suggestion"],
+        },
+        context: { type: "string" },
+        options: { type: "array", items: { type: "string" } },
+      },
+      required: ["question", "clarification_type"],
+    },
+  },
+};
+
+/** The clarification as text, the way DeerFlow shows it: question, then numbered options. */
+export function formatDeerflowClarification(args: Record<string, unknown>): string {
+  const question = typeof args.question === "string" ? args.question : "";
+  const context = typeof args.context === "string" && args.context ? args.context : undefined;
+  const options = Array.isArray(args.options) ? args.options.map(String) : [];
+  const lines = context ? [`❓ ${context}`, "", question] : [`❓ ${question}`];
+  if (options.length > 0) lines.push("", ...options.map((o, i) => `  ${i + 1}. ${o}`));
+  return lines.join("\n");
+}
+
+function clarificationCall(messages: BaseMessage[]) {
+  const last = messages.at(-1);
+  if (!last || !AIMessage.isInstance(last)) return undefined;
+  return last.tool_calls?.find((c) => c.name === "ask_clarification");
+}
+
+export function makeDeerflowGraph(model: ChatOpenAI, checkpointer?: BaseCheckpointSaver) {
+  const bound = model.bindTools([DEERFLOW_CLARIFY_TOOL]);
+  return new StateGraph(MessagesAnnotation)
+    .addNode("model", async (state, config) => ({ messages: [await bound.invoke(state.messages, config)] }))
+    .addNode("clarify", (state) => {
+      const call = clarificationCall(state.messages);
+      if (!call) return {};
+      const content = formatDeerflowClarification(call.args);
+      return { messages: [new ToolMessage({ content, name: "ask_clarification", tool_call_id: call.id ?? "" })] };
+    })
+    .addEdge(START, "model")
+    .addConditionalEdges("model", (state) => (clarificationCall(state.messages) ? "clarify" : END), ["clarify", END])
+    .addEdge("clarify", END)
+    .compile({ checkpointer });
+}
+
+/** Server export `deerflow`. */
+export const deerflow = perModelUrl((model) => makeDeerflowGraph(model));

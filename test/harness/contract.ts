@@ -1,0 +1,173 @@
+/**
+ * The harness contract suite: what every agent backend must do for the chat core, whatever runs
+ * the agent (the embedded agent, a user's graph, a LangGraph API server). Each backend's test file
+ * calls `harnessContract(label, start)`; `start` gives a harness whose agent talks to the mock
+ * model and can call `ask_clarification`. A backend may skip a test only by saying why.
+ */
+import { randomUUID } from "node:crypto";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Harness, RunEvent } from "../../src/harness/types.js";
+import type { MockModel } from "../fakes/openai.js";
+import { collect, deltas, last } from "./helpers.js";
+
+export interface HarnessSubject {
+  harness: Harness;
+  /** The model behind the agent; its queue is empty when a test starts. */
+  mock: MockModel;
+  close(): Promise<void>;
+}
+
+export interface ContractOptions {
+  /** Tests this backend skips, each with the reason. */
+  skip?: Array<{ test: string; reason: string }>;
+}
+
+const TESTS = {
+  stream: "streams text deltas in order and done.text is exactly the reply",
+  question: "asks a question with options, and resume continues the run with the answer",
+  cancel: "cancel() ends the active run with one cancelled error; the thread stays usable",
+  timeout: "a TimeoutError abort ends the run with a timeout error; the thread stays usable",
+  repair: "after a failed run, the next run works and keeps the text the user saw",
+  busy: "a second run on a busy thread gets a busy error; other threads run",
+  thread: "getThread reports the pending question and the history",
+} as const;
+
+/** Iterates a run until `until` matches, then calls `act`, then drains it. */
+async function runUntil(events: AsyncIterable<RunEvent>, until: (e: RunEvent) => boolean, act: () => void) {
+  const seen: RunEvent[] = [];
+  let acted = false;
+  for await (const e of events) {
+    seen.push(e);
+    if (!acted && until(e)) {
+      acted = true;
+      act();
+    }
+  }
+  return seen;
+}
+
+function history(mock: MockModel): string[] | undefined {
+  return mock.requests
+    .at(-1)
+    ?.messages.filter((m) => m.role !== "system")
+    .map((m) => `${m.role}:${m.tool_call_id ?? m.content}`);
+}
+
+export function harnessContract(label: string, start: () => Promise<HarnessSubject>, options: ContractOptions = {}): void {
+  const skipped = new Map((options.skip ?? []).map((s) => [s.test, s.reason]));
+  const test = (name: keyof typeof TESTS, fn: () => Promise<void>) => {
+    const reason = skipped.get(name);
+    if (reason) it.skip(`${TESTS[name]} (skipped: ${reason})`, fn);
+    else it(TESTS[name], fn);
+  };
+
+  describe(`harness contract: ${label}`, () => {
+    let s: HarnessSubject;
+    let h: Harness;
+    let mock: MockModel;
+    let thread: string;
+
+    beforeEach(async () => {
+      s = await start();
+      h = s.harness;
+      mock = s.mock;
+      thread = randomUUID();
+    });
+
+    afterEach(async () => {
+      await s?.close();
+    });
+
+    test("stream", async () => {
+      const text = "Antler streams every token, in order: 1, 2, 3 — and ends.";
+      mock.enqueue({ text, chunkSize: 3 });
+      const events = await collect(h.run(thread, "hi"));
+      expect(deltas(events).length).toBeGreaterThan(3);
+      expect(deltas(events).join("")).toBe(text);
+      expect(last(events)).toMatchObject({ type: "done", text });
+    });
+
+    test("question", async () => {
+      mock.enqueue({
+        text: "One thing first.",
+        toolCalls: [
+          {
+            name: "ask_clarification",
+            id: "call_ask",
+            args: { question: "Which colour?", options: ["Red", "Blue"], kind: "choice" },
+          },
+        ],
+      });
+      const first = await collect(h.run(thread, "paint it"));
+      expect(deltas(first).join("")).toBe("One thing first.");
+      expect(last(first)).toMatchObject({ type: "clarification", question: "Which colour?", options: ["Red", "Blue"] });
+      mock.enqueue({ text: "Blue it is." });
+      const second = await collect(h.resume(thread, "Blue"));
+      expect(last(second)).toMatchObject({ type: "done", text: "Blue it is." });
+      expect(mock.requests.at(-1)?.messages.at(-1)).toMatchObject({ role: "tool", tool_call_id: "call_ask", content: "Blue" });
+      expect(await collect(h.resume(thread, "again"))).toEqual([
+        { type: "error", code: "no_pending", message: expect.any(String) },
+      ]);
+    });
+
+    test("cancel", async () => {
+      expect(h.cancel(thread)).toBe(false);
+      mock.enqueue({ text: "a long answer that keeps streaming for quite a while yet", chunkSize: 2, delayMs: 40 });
+      let cancelled: boolean | undefined;
+      const events = await runUntil(
+        h.run(thread, "talk"),
+        (e) => e.type === "text",
+        () => {
+          cancelled = h.cancel(thread);
+        },
+      );
+      expect(cancelled).toBe(true);
+      expect(last(events)).toMatchObject({ type: "error", code: "cancelled" });
+      expect(deltas(events).join("").length).toBeLessThan(40);
+      expect(last(await collect(h.run(thread, "again")))).toMatchObject({ type: "done", text: "ok: again" });
+    });
+
+    test("timeout", async () => {
+      mock.enqueue({ text: "a slow answer that takes far too long to finish", chunkSize: 2, delayMs: 40 });
+      const controller = new AbortController();
+      const events = await runUntil(
+        h.run(thread, "work", { signal: controller.signal }),
+        (e) => e.type === "text",
+        () => controller.abort(new DOMException("the run took too long", "TimeoutError")),
+      );
+      expect(last(events)).toMatchObject({ type: "error", code: "timeout" });
+      expect(last(await collect(h.run(thread, "again")))).toMatchObject({ type: "done", text: "ok: again" });
+    });
+
+    test("repair", async () => {
+      mock.enqueue({ fault: "disconnect", afterChunks: 2 });
+      const events = await collect(h.run(thread, "hello"));
+      expect(deltas(events).join("")).toBe("part0 part1 ");
+      const failure = last(events);
+      expect(failure.type).toBe("error");
+      expect(failure.type === "error" && failure.message.length).toBeGreaterThan(10);
+      expect(last(await collect(h.run(thread, "again")))).toMatchObject({ type: "done", text: "ok: again" });
+      expect(history(mock)).toEqual(["user:hello", "assistant:part0 part1 ", "user:again"]);
+    });
+
+    test("busy", async () => {
+      mock.enqueue({ text: "slow slow slow slow slow", chunkSize: 2, delayMs: 30 });
+      const iterator = h.run(thread, "first")[Symbol.asyncIterator]();
+      expect((await iterator.next()).value).toMatchObject({ type: "text" });
+      expect(await collect(h.run(thread, "second"))).toEqual([{ type: "error", code: "busy", message: expect.any(String) }]);
+      expect(last(await collect(h.run(randomUUID(), "other")))).toMatchObject({ type: "done", text: "ok: other" });
+      const rest: RunEvent[] = [];
+      for (let next = await iterator.next(); !next.done; next = await iterator.next()) rest.push(next.value);
+      expect(last(rest)).toMatchObject({ type: "done", text: "slow slow slow slow slow" });
+    });
+
+    test("thread", async () => {
+      expect(await h.getThread(randomUUID())).toBeUndefined();
+      mock.enqueue({ toolCalls: [{ name: "ask_clarification", id: "call_q", args: { question: "Which region?" } }] });
+      expect(last(await collect(h.run(thread, "deploy")))).toMatchObject({ type: "clarification", options: [] });
+      const info = await h.getThread(thread);
+      expect(info).toMatchObject({ threadId: thread, running: false, pending: { question: "Which region?", options: [] } });
+      expect(info?.messageCount).toBe(2);
+    });
+  });
+}

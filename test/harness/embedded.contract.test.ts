@@ -1,0 +1,17 @@
+/** The embedded agent, built from config, passes the harness contract. */
+import { startMockModel } from "../fakes/openai.js";
+import { harnessContract } from "./contract.js";
+import { startHarness } from "./helpers.js";
+
+harnessContract("embedded", async () => {
+  const mock = await startMockModel();
+  const t = await startHarness(mock);
+  return {
+    harness: t.harness,
+    mock,
+    close: async () => {
+      await t.harness.close();
+      await mock.close();
+    },
+  };
+});

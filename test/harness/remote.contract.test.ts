@@ -1,0 +1,7 @@
+/** The `remote` backend against a real LangGraph API server in this process passes the harness contract. */
+import { harnessContract } from "./contract.js";
+import { useLangGraphServer } from "./remote-helpers.js";
+
+const lg = useLangGraphServer();
+
+harnessContract("remote (LangGraph API server)", () => lg.subject());

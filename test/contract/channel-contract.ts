@@ -6,13 +6,22 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { contentText, type MockModel } from "../fakes/openai.js";
 import type { ContractDriver, VisibleMessage } from "./driver.js";
-import { eventually, freePort, sleep, startTestGateway, type TestGateway } from "./gateway.js";
+import { eventually, freePort, sleep, startTestGateway, type TestGateway, type TestGatewayOptions } from "./gateway.js";
 
 const REPLY =
   "Antler streams this reply in small pieces. Each piece arrives a little later than the one before. " +
   "The user should see it grow, and the last version must match exactly.";
 
-export function channelContract(label: string, makeDriver: () => Promise<ContractDriver>): void {
+export interface ChannelContractOptions {
+  /** More gateway options per test, e.g. another agent backend (and the model behind it). */
+  gateway?: () => Promise<Partial<TestGatewayOptions>>;
+}
+
+export function channelContract(
+  label: string,
+  makeDriver: () => Promise<ContractDriver>,
+  options: ChannelContractOptions = {},
+): void {
   describe(`channel contract: ${label}`, () => {
     let driver: ContractDriver;
     let gw: TestGateway;
@@ -22,7 +31,7 @@ export function channelContract(label: string, makeDriver: () => Promise<Contrac
       driver = await makeDriver();
       const port = await freePort();
       const channels = { [driver.channelName]: driver.channelConfig({ gatewayUrl: `http://127.0.0.1:${port}` }) };
-      gw = await startTestGateway({ channels, port });
+      gw = await startTestGateway({ ...(await options.gateway?.()), channels, port });
       model = gw.model;
       const slot = gw.gateway.slot(driver.channelName);
       expect(slot?.report().state, JSON.stringify(slot?.report())).toBe("running");

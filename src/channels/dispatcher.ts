@@ -59,6 +59,9 @@ interface ActiveRun {
   controller: AbortController;
 }
 
+/** A run the shutting-down gateway left going on its backend (see `cancelAll`). */
+class RunDetached extends Error {}
+
 /** The tag a run carries so a restarted gateway can find the run of a message again. */
 function runTag(slot: ChannelSlot, msg: InboundMessage): string {
   return `${slot.name}:${msg.eventId}`;
@@ -122,7 +125,9 @@ export class Dispatcher {
    */
   cancelAll(): void {
     this.closing = true;
-    for (const run of this.active.values()) run.controller.abort();
+    // A backend whose runs outlive the gateway leaves them going; the next process reattaches.
+    const reason = new DOMException("the gateway is shutting down", "DetachError");
+    for (const run of this.active.values()) run.controller.abort(reason);
   }
 
   private async receive(slot: ChannelSlot, msg: InboundMessage): Promise<void> {
@@ -186,6 +191,13 @@ export class Dispatcher {
       await work();
       await store.setInboxState(slot.name, msg.eventId, "done");
     } catch (err) {
+      if (err instanceof RunDetached) {
+        logger.info(
+          { channel: slot.name, eventId: msg.eventId },
+          "left unfinished: its run goes on and is rejoined after the restart",
+        );
+        return;
+      }
       logger.error({ err, channel: slot.name, key: msg.ref.key }, "message handling failed");
       slot.noteError(err);
       await store.setInboxState(slot.name, msg.eventId, "failed", errorMessage(err));
@@ -281,6 +293,8 @@ export class Dispatcher {
       release();
       this.options.observer?.runFinished?.(slot.name, outcome?.kind ?? "error", (Date.now() - started) / 1000);
     }
+    // Left running for the next process: the inbox entry must stay unfinished.
+    if (outcome.kind === "error" && outcome.code === "detached") throw new RunDetached();
     if (outcome.kind === "done") {
       slot.counters.replies++;
       // A run of only tool calls (or blank text) posts nothing; silence would look like a lost message.

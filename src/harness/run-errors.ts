@@ -13,6 +13,7 @@ export type RunErrorCode =
   | "timeout"
   | "busy"
   | "no_pending"
+  | "detached"
   | "internal";
 
 export interface RunError {
@@ -52,6 +53,7 @@ export const MESSAGES = {
   slow: "The AI model took too long to answer. Please try again.",
   malformed: "The AI model sent a reply that could not be read. Please try again.",
   recursion: "The agent took too many steps without finishing and stopped.",
+  detached: "I'm restarting. The rest of this answer follows as soon as I'm back.",
   agentUnreachable: "The agent service can't be reached right now. Please try again in a few minutes.",
   agentAuth: "The agent service refused our credentials. An operator needs to check the agent settings.",
   agentUnknown: "The agent service doesn't know the configured assistant. An operator needs to check the agent settings.",

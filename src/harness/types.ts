@@ -55,7 +55,10 @@ export interface RunUser {
 export interface RunOptions {
   /**
    * Aborting it cancels the run (same as `Harness.cancel`). Abort with a reason named
-   * `TimeoutError` (e.g. `AbortSignal.timeout`) and the run ends with code `timeout`.
+   * `TimeoutError` (e.g. `AbortSignal.timeout`) and the run ends with code `timeout`. Abort
+   * with a reason named `DetachError` when the gateway is going away: a backend whose runs
+   * outlive the gateway leaves the run going (see `reattach`) and ends with code `detached`;
+   * the others cancel it.
    */
   signal?: AbortSignal;
   /** The person behind this turn. */

@@ -61,7 +61,11 @@ describe("graph backend", () => {
     const mock = await startMockModel();
     const storage = path.join(tempDir(), "antler.db");
     const config = parseConfig(
-      stringify({ storage: { path: storage }, models: [mockModelConfig(mock)], agent: { backend: "graph", graph: "./user-graphs.ts:publish" } }),
+      stringify({
+        storage: { path: storage },
+        models: [mockModelConfig(mock)],
+        agent: { backend: "graph", graph: "./user-graphs.ts:publish" },
+      }),
       {},
     );
     const first = await createAgentBackend({ config, baseDir: FIXTURES, logger: memoryLogger().logger });

@@ -42,7 +42,12 @@ describe("what a remote run shows", () => {
   it("a DeerFlow-style question (the run ends on an ask_clarification result) gets buttons; the answer is the next message", async () => {
     s = await lg.subject("deerflow");
     const thread = randomUUID();
-    const args = { question: "Which format?", clarification_type: "approach_choice", context: "Both work.", options: ["PDF", "Slides"] };
+    const args = {
+      question: "Which format?",
+      clarification_type: "approach_choice",
+      context: "Both work.",
+      options: ["PDF", "Slides"],
+    };
     s.mock.enqueue({ toolCalls: [{ name: "ask_clarification", id: "call_df", args }] });
     const first = await collect(s.harness.run(thread, "make a report"));
     expect(last(first)).toMatchObject({
@@ -59,7 +64,9 @@ describe("what a remote run shows", () => {
     expect(last(second)).toMatchObject({ type: "done", text: "A PDF it is." });
     expect(history(s)?.slice(-4)).toEqual(["user:make a report", "assistant:", "tool:call_df", "user:PDF"]);
     // Answered: nothing is open any more.
-    expect(await collect(s.harness.resume(thread, "again"))).toEqual([{ type: "error", code: "no_pending", message: expect.any(String) }]);
+    expect(await collect(s.harness.resume(thread, "again"))).toEqual([
+      { type: "error", code: "no_pending", message: expect.any(String) },
+    ]);
   });
 
   it("a model called inside a tool does not stream into the reply; tool events do", async () => {
@@ -76,7 +83,10 @@ describe("what a remote run shows", () => {
       "tool_start",
       "tool_end",
     ]);
-    expect(events.find((e) => e.type === "tool_end")).toMatchObject({ name: "ask_expert", output: "EXPERT-ONLY TEXT about antlers" });
+    expect(events.find((e) => e.type === "tool_end")).toMatchObject({
+      name: "ask_expert",
+      output: "EXPERT-ONLY TEXT about antlers",
+    });
     expect(last(events)).toMatchObject({ type: "done", text: "Let me ask.\n\nAntlers regrow every year." });
   });
 
@@ -154,9 +164,27 @@ async function closedPort(): Promise<number> {
 
 describe("failures", () => {
   const cases: Array<[string, () => Promise<Record<string, unknown>>, string, RegExp, boolean]> = [
-    ["an unreachable server", async () => ({ url: `http://127.0.0.1:${await closedPort()}` }), MESSAGES.agentUnreachable, /not reachable/, false],
-    ["a wrong API key", async () => ({ api_key: "wrong-key" }), MESSAGES.agentAuth, /rejected the API key \(HTTP 40[13]\).*api_key/, true],
-    ["an unknown assistant", async () => ({ assistant_id: "no_such_graph" }), MESSAGES.agentUnknown, /no_such_graph.*assistant_id/, true],
+    [
+      "an unreachable server",
+      async () => ({ url: `http://127.0.0.1:${await closedPort()}` }),
+      MESSAGES.agentUnreachable,
+      /not reachable/,
+      false,
+    ],
+    [
+      "a wrong API key",
+      async () => ({ api_key: "wrong-key" }),
+      MESSAGES.agentAuth,
+      /rejected the API key \(HTTP 40[13]\).*api_key/,
+      true,
+    ],
+    [
+      "an unknown assistant",
+      async () => ({ assistant_id: "no_such_graph" }),
+      MESSAGES.agentUnknown,
+      /no_such_graph.*assistant_id/,
+      true,
+    ],
   ];
   for (const [name, settings, message, detail, reachable] of cases) {
     it(`${name}: a clear notice in the chat, and the status names it`, async () => {

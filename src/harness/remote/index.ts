@@ -268,6 +268,13 @@ export class RemoteHarness implements Harness {
       run.ended = true;
       yield closing;
     } catch (err) {
+      if (signal.aborted && (signal.reason as { name?: string } | undefined)?.name === "DetachError") {
+        // The gateway is going away: the server run goes on, and the next process reattaches.
+        this.#logger.info({ threadId, runId: run.runId }, "left the remote run going");
+        run.ended = true;
+        yield { type: "error", code: "detached", message: MESSAGES.detached };
+        return;
+      }
       const aborted = signal.aborted && !this.#closed;
       const failure = toRemoteFailure(err, { url, assistant, aborted, reason: signal.reason });
       if (failure.detail) {

@@ -69,7 +69,8 @@ export async function startLangGraphServer(options: LangGraphServerOptions): Pro
     started = await startServer({
       port: 0,
       host: "127.0.0.1",
-      nWorkers: 4,
+      // More workers than runs any test has going at once (the restart test streams five).
+      nWorkers: 8,
       cwd,
       graphs: Object.fromEntries(GRAPH_IDS.map((id) => [id, `${graphsFile}:${id}`])),
       // disable_studio_auth: otherwise `x-auth-scheme: langsmith` skips the key check.

@@ -236,7 +236,9 @@ export class Dispatcher {
         this.hooks(slot),
       ).catch((err: unknown) => this.options.logger.warn({ err, channel: slot.name }, "could not mark the question answered"));
     }
-    await this.execute(slot, msg, pending.threadId, (opts) => harness.resume(pending.threadId, answer.value, opts));
+    const resume = (opts: RunOptions) =>
+      harness.resume(pending.threadId, answer.value, { ...opts, interruptId: pending.interruptId });
+    await this.execute(slot, msg, pending.threadId, resume);
   }
 
   /** One run: global limit, render, then store what the run left behind (a new question). */

@@ -58,9 +58,11 @@ export function pendingInterrupts(
 
 /**
  * The resume value for an answer. With one interrupt open the answer resumes it; with several,
- * it answers the first by id and the others stay open (they are asked again).
+ * it answers the one asked (`interruptId`, else the first) by id, and the others stay open: they
+ * are asked next.
  */
-export function resumeValue(pending: readonly PendingInterrupt[], answer: string): unknown {
-  const first = pending[0];
-  return pending.length > 1 && first?.id ? { [first.id]: answer } : answer;
+export function resumeValue(pending: readonly PendingInterrupt[], answer: string, interruptId?: string): unknown {
+  if (pending.length < 2) return answer;
+  const asked = pending.find((p) => interruptId && p.id === interruptId) ?? pending[0];
+  return asked?.id ? { [asked.id]: answer } : answer;
 }

@@ -155,7 +155,7 @@ export class AgentHarness implements Harness {
     try {
       let input: unknown;
       try {
-        input = await this.#input(threadId, kind, text, run.before);
+        input = await this.#input(threadId, kind, text, run.before, options.interruptId);
       } catch (err) {
         this.#logger.error({ err, threadId }, "could not read the thread before the run");
         run.ended = true;
@@ -182,11 +182,18 @@ export class AgentHarness implements Harness {
    * The graph input of a run or a resume; undefined for a resume with nothing pending. Notes the
    * ids of the messages already in the thread in `before`.
    */
-  async #input(threadId: string, kind: "run" | "resume", text: string, before: Set<string>): Promise<unknown> {
+  async #input(
+    threadId: string,
+    kind: "run" | "resume",
+    text: string,
+    before: Set<string>,
+    interruptId?: string,
+  ): Promise<unknown> {
     const state = await this.#graph.getState({ configurable: { thread_id: threadId } });
     for (const m of messagesOf(state.values)) if (m.id) before.add(m.id);
     const pending = pendingInterrupts(state.tasks);
-    if (kind === "resume") return pending.length > 0 ? new Command({ resume: resumeValue(pending, text) }) : undefined;
+    if (kind === "resume")
+      return pending.length > 0 ? new Command({ resume: resumeValue(pending, text, interruptId) }) : undefined;
     if (pending.length > 0) {
       // A new message instead of an answer drops the question; its tool call gets a result.
       await repairThread(this.#graph, threadId, { reason: "abandoned" });

@@ -71,6 +71,11 @@ export interface RunOptions {
    */
   origin?: Record<string, string>;
   /**
+   * For `resume`: the question being answered (its `interruptId`). Matters when several are
+   * open; without it the first open one is answered.
+   */
+  interruptId?: string;
+  /**
    * A stable id of the message behind this run (e.g. `slack:Ev0123`). A backend whose runs
    * outlive the gateway records it with the run, so `reattach` can find the run again.
    */

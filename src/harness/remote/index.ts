@@ -241,7 +241,9 @@ export class RemoteHarness implements Harness {
       } else {
         await this.#ensureThread(threadId, options, signal);
         const payload =
-          start.kind === "resume" ? await this.#resumePayload(threadId, start.text) : { input: userInput(start.text) };
+          start.kind === "resume"
+            ? await this.#resumePayload(threadId, start.text, options.interruptId)
+            : { input: userInput(start.text) };
         if (!payload) {
           run.ended = true;
           yield { type: "error", code: "no_pending", message: MESSAGES.no_pending };
@@ -352,10 +354,10 @@ export class RemoteHarness implements Harness {
   }
 
   /** How an answer goes in: a resume of the open interrupt, or a new message after a DeerFlow-style question. */
-  async #resumePayload(threadId: string, answer: string): Promise<Payload | undefined> {
+  async #resumePayload(threadId: string, answer: string, interruptId?: string): Promise<Payload | undefined> {
     const state = await this.#client.threads.getState(threadId);
     const pending = pendingInterrupts(state.tasks as never);
-    if (pending.length > 0) return { command: { resume: resumeValue(pending, answer) } };
+    if (pending.length > 0) return { command: { resume: resumeValue(pending, answer, interruptId) } };
     if (endedWithQuestion(messagesIn(state.values))) return { input: userInput(answer) };
     return undefined;
   }

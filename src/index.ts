@@ -38,8 +38,15 @@ export {
 // Running a gateway.
 export { createGateway, Gateway, type GatewayOptions } from "./gateway.js";
 // The agent.
-export { createAntlerAgent, makeLeadAgent, type RuntimeFeatures } from "./harness/index.js";
-export type { Clarification, Harness, RunEvent, RunOptions, ThreadInfo } from "./harness/types.js";
+export {
+  createAgentBackend,
+  createAntlerAgent,
+  type GraphFactoryArgs,
+  makeLeadAgent,
+  RemoteHarness,
+  type RuntimeFeatures,
+} from "./harness/index.js";
+export type { AgentStatus, Clarification, Harness, RunEvent, RunOptions, ThreadInfo } from "./harness/types.js";
 
 // Plug-ins by path.
 export { resolveClass, resolveVariable } from "./reflection/index.js";

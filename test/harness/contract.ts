@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Harness, RunEvent } from "../../src/harness/types.js";
 import type { MockModel } from "../fakes/openai.js";
-import { collect, deltas, last } from "./helpers.js";
+import { collect, deltas, last, runUntil } from "./helpers.js";
 
 export interface HarnessSubject {
   harness: Harness;
@@ -31,20 +31,6 @@ const TESTS = {
   busy: "a second run on a busy thread gets a busy error; other threads run",
   thread: "getThread reports the pending question and the history",
 } as const;
-
-/** Iterates a run until `until` matches, then calls `act`, then drains it. */
-async function runUntil(events: AsyncIterable<RunEvent>, until: (e: RunEvent) => boolean, act: () => void) {
-  const seen: RunEvent[] = [];
-  let acted = false;
-  for await (const e of events) {
-    seen.push(e);
-    if (!acted && until(e)) {
-      acted = true;
-      act();
-    }
-  }
-  return seen;
-}
 
 function history(mock: MockModel): string[] | undefined {
   return mock.requests

@@ -8,7 +8,7 @@ import { AgentHarness, createAntlerAgent } from "../../src/harness/index.js";
 import { MESSAGES } from "../../src/harness/run-errors.js";
 import type { RunEvent } from "../../src/harness/types.js";
 import { type MockModel, type MockReply, mockModelConfig, startMockModel } from "../fakes/openai.js";
-import { collect, deltas, last, startHarness, type TestHarness } from "./helpers.js";
+import { collect, deltas, last, runUntil, startHarness, type TestHarness } from "./helpers.js";
 
 let mock: MockModel;
 let t: TestHarness;
@@ -106,20 +106,6 @@ describe("model faults", () => {
     expect(sent?.slice(1)).toEqual(["user:hello", "assistant:part0 part1 ", "user:again"]);
   });
 });
-
-/** Iterates a run until `until` matches, then calls `act`, then drains it. */
-async function runUntil(events: AsyncIterable<RunEvent>, until: (e: RunEvent) => boolean, act: () => void) {
-  const seen: RunEvent[] = [];
-  let acted = false;
-  for await (const e of events) {
-    seen.push(e);
-    if (!acted && until(e)) {
-      acted = true;
-      act();
-    }
-  }
-  return seen;
-}
 
 describe("cancel and concurrency", () => {
   it("cancel() ends the active run with a cancelled error; the thread stays usable", async () => {

@@ -72,3 +72,17 @@ export function last(events: RunEvent[]): RunEvent {
 export function deltas(events: RunEvent[]): string[] {
   return events.flatMap((e) => (e.type === "text" ? [e.delta] : []));
 }
+
+/** Iterates a run until `until` matches, then calls `act`, then drains it. */
+export async function runUntil(events: AsyncIterable<RunEvent>, until: (e: RunEvent) => boolean, act: () => void) {
+  const seen: RunEvent[] = [];
+  let acted = false;
+  for await (const e of events) {
+    seen.push(e);
+    if (!acted && until(e)) {
+      acted = true;
+      act();
+    }
+  }
+  return seen;
+}

@@ -4,12 +4,12 @@
  * chat, thread metadata, reattaching after a restart, and a clear word on each failure.
  */
 import { randomUUID } from "node:crypto";
-import { createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { RemoteAgentConfig } from "../../src/config/schema.js";
 import { RemoteHarness } from "../../src/harness/index.js";
 import { MESSAGES } from "../../src/harness/run-errors.js";
 import type { RunEvent } from "../../src/harness/types.js";
+import { freePort } from "../contract/gateway.js";
 import { collect, deltas, last } from "./helpers.js";
 import { type RemoteSubject, useLangGraphServer } from "./remote-helpers.js";
 
@@ -152,21 +152,11 @@ function settingsOf(subject: RemoteSubject) {
   return RemoteAgentConfig.parse({ url: server.url, assistant_id: "agent", api_key: server.apiKey });
 }
 
-async function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 describe("failures", () => {
   const cases: Array<[string, () => Promise<Record<string, unknown>>, string, RegExp, boolean]> = [
     [
       "an unreachable server",
-      async () => ({ url: `http://127.0.0.1:${await closedPort()}` }),
+      async () => ({ url: `http://127.0.0.1:${await freePort()}` }),
       MESSAGES.agentUnreachable,
       /not reachable/,
       false,

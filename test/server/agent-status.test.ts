@@ -2,7 +2,6 @@
  * The operator's view of the agent backend: GET /api/agent, the agent line of `antler status`,
  * and `antler doctor`'s check of a user's graph and of a remote server.
  */
-import { createServer } from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
@@ -10,7 +9,7 @@ import { parseConfig } from "../../src/config/loader.js";
 import { runDoctor } from "../../src/doctor.js";
 import { MESSAGES } from "../../src/harness/run-errors.js";
 import type { AgentStatus } from "../../src/harness/types.js";
-import { eventually, startTestGateway, type TestGateway } from "../contract/gateway.js";
+import { eventually, freePort, startTestGateway, type TestGateway } from "../contract/gateway.js";
 import { LoopbackWorld } from "../fakes/loopback.js";
 import { memoryLogger } from "../harness/helpers.js";
 import { runCli } from "../helpers/cli.js";
@@ -26,16 +25,6 @@ afterEach(async () => {
 async function agentStatus(): Promise<{ status: number; body: AgentStatus }> {
   const res = await fetch(`${gw!.url}/api/agent`, { headers: auth });
   return { status: res.status, body: (await res.json()) as AgentStatus };
-}
-
-async function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 describe("GET /api/agent", () => {
@@ -56,7 +45,7 @@ describe("GET /api/agent", () => {
 
   it("remote, server down: not reachable, the chat gets a notice, antler status says so and exits 1", async () => {
     const world = new LoopbackWorld();
-    const url = `http://127.0.0.1:${await closedPort()}`;
+    const url = `http://127.0.0.1:${await freePort()}`;
     gw = await startTestGateway({
       channels: { loop: world.channelConfig() },
       server: { admin_token: TOKEN },
@@ -100,7 +89,7 @@ describe("antler doctor and the agent backend", () => {
   });
 
   it("reports a remote server it cannot reach", async () => {
-    const url = `http://127.0.0.1:${await closedPort()}`;
+    const url = `http://127.0.0.1:${await freePort()}`;
     const lines = await runDoctor(
       configWith({ backend: "remote", remote: { url, assistant_id: "agent" } }),
       memoryLogger().logger,

@@ -404,21 +404,19 @@ export class Dispatcher {
     if (!threadId) return false;
     // The run reads this signal once rendering starts; execute() links its own to it.
     const stop = new AbortController();
-    let events: AsyncIterable<RunEvent> | undefined;
-    try {
-      events = await harness.reattach(threadId, runTag(slot, msg), { signal: stop.signal, user: msg.user });
-    } catch (err) {
-      logger.warn({ err, channel: slot.name, eventId: msg.eventId }, "could not look for the run of an unfinished message");
-      return false;
-    }
+    const events = await harness
+      .reattach(threadId, runTag(slot, msg), { signal: stop.signal, user: msg.user })
+      .catch((err: unknown) => {
+        logger.warn({ err, channel: slot.name, eventId: msg.eventId }, "could not look for the run of an unfinished message");
+        return undefined;
+      });
     if (!events) return false;
-    const run = events;
     logger.info({ channel: slot.name, eventId: msg.eventId, threadId }, "rejoining the run of an unfinished message");
     const queued = this.queue.push(msg.ref.key, () =>
       this.track(slot, msg, () =>
         this.execute(slot, msg, threadId, (opts) => {
           opts.signal?.addEventListener("abort", () => stop.abort(opts.signal?.reason), { once: true });
-          return run;
+          return events;
         }),
       ),
     );

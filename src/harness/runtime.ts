@@ -61,7 +61,7 @@ function errorEvent(code: RunErrorCode, message: string): RunEvent {
 }
 
 /** Run errors that say nothing about the agent's health. */
-const ROUTINE: ReadonlySet<string> = new Set(["cancelled", "timeout", "busy", "no_pending"]);
+const ROUTINE: ReadonlySet<string> = new Set(["cancelled", "timeout", "busy", "no_pending", "detached"]);
 
 export class AgentHarness implements Harness {
   readonly modelName: string;
@@ -75,6 +75,8 @@ export class AgentHarness implements Harness {
   readonly #active = new Map<string, ActiveRun>();
   #closed = false;
   #lastError: AgentStatus["last_error"] = null;
+  /** False after a run could not connect to the model, until a run succeeds. */
+  #reachable = true;
 
   constructor(options: AgentHarnessOptions) {
     const graph = toLocalGraph(options.agent);
@@ -105,7 +107,7 @@ export class AgentHarness implements Harness {
 
   async status(): Promise<AgentStatus> {
     const target = this.#backend === "graph" ? this.modelName : `model ${this.modelName}`;
-    return { backend: this.#backend, target, reachable: true, last_error: this.#lastError };
+    return { backend: this.#backend, target, reachable: this.#reachable, last_error: this.#lastError };
   }
 
   async getThread(threadId: string): Promise<ThreadInfo | undefined> {
@@ -237,12 +239,14 @@ export class AgentHarness implements Harness {
       if (failure.code === "cancelled" || failure.code === "timeout") log.info({ code: failure.code }, "run stopped");
       else log.warn({ err, code: failure.code }, "run failed");
       if (!ROUTINE.has(failure.code)) this.#lastError = { message: failure.message, at: new Date().toISOString() };
+      if (failure.message === MESSAGES.disconnect) this.#reachable = false;
       if (run.started) await this.#repair(threadId, translator);
       run.ended = true;
       yield errorEvent(failure.code, failure.message);
       return;
     }
     const reply = this.#backend === "graph" ? await this.#storedReply(threadId, run.before) : undefined;
+    this.#reachable = true;
     run.ended = true;
     yield translator.finish(reply);
   }

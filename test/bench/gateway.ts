@@ -4,22 +4,25 @@
  * Prints throughput, time from a user's message to the first visible reply text (p50/p99), and
  * peak RSS. A benchmark, not a test: on a shared machine compare ratios from one run only.
  *
- *   npm run bench -- [conversations=20] [messagesPerConversation=5]
+ * Then the remote backend (./remote.ts): a real LangGraph API server in process, and the time
+ * Antler adds to the first visible text over a bare SDK client streaming the same run there.
+ * That section takes longer (the server's queue polls for runs); `--embedded-only` skips it.
+ *
+ *   npm run bench -- [conversations=20] [messagesPerConversation=5] [--embedded-only]
  */
 import { startTestGateway } from "../contract/gateway.js";
 import { LoopbackWorld } from "../fakes/loopback.js";
+import { benchRemote, percentile, until } from "./remote.js";
 
-const conversations = Number(process.argv[2] ?? 20);
-const perConversation = Number(process.argv[3] ?? 5);
+const args = process.argv.slice(2).filter((a) => !a.startsWith("--"));
+const embeddedOnly = process.argv.includes("--embedded-only");
+const conversations = Number(args[0] ?? 20);
+const perConversation = Number(args[1] ?? 5);
+const MIN_EDIT_INTERVAL_MS = 20;
 const REPLY =
   "This is a benchmark reply of a few dozen words, streamed in small chunks so the renderer has edits to make. ".repeat(2);
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
-
-const world = new LoopbackWorld({ minEditIntervalMs: 20 });
+const world = new LoopbackWorld({ minEditIntervalMs: MIN_EDIT_INTERVAL_MS });
 const gw = await startTestGateway({
   channels: { loop: world.channelConfig() },
   gateway: { max_concurrent_runs: conversations, queue_size: perConversation + 1 },
@@ -30,14 +33,6 @@ let peakRss = process.memoryUsage().rss;
 const sampler = setInterval(() => {
   peakRss = Math.max(peakRss, process.memoryUsage().rss);
 }, 20);
-
-async function until<T>(check: () => T | undefined | false): Promise<T> {
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
 
 async function converse(i: number, firstVisible: number[]): Promise<void> {
   const chatId = `bench${i}`;
@@ -69,3 +64,9 @@ console.log(`conversations: ${conversations}, messages each: ${perConversation},
 console.log(`throughput: ${(total / seconds).toFixed(1)} messages/s (${seconds.toFixed(2)} s)`);
 console.log(`first visible text: p50 ${percentile(firstVisible, 50)} ms, p99 ${percentile(firstVisible, 99)} ms`);
 console.log(`peak RSS: ${(peakRss / 1024 / 1024).toFixed(0)} MiB`);
+
+if (!embeddedOnly) {
+  await benchRemote({ conversations, perConversation, reply: REPLY, minEditIntervalMs: MIN_EDIT_INTERVAL_MS });
+}
+// The LangGraph server's queue workers never stop.
+process.exit(0);

@@ -59,6 +59,7 @@ export const ModelConfig = z.looseObject({
   max_tokens: num().pipe(z.number().int().positive()).optional(),
   max_retries: num().pipe(z.number().int().min(0)).optional(),
   supports_thinking: bool().optional(),
+  stream_idle_timeout_ms: num().pipe(z.number().int().positive()).optional(),
   when_thinking_enabled: z.record(z.string(), z.unknown()).optional(),
   display_name: z.string().optional(),
 });

@@ -51,6 +51,7 @@ export const MESSAGES = {
   rejected: "The AI model rejected the request. Please try again or start a new conversation with /new.",
   disconnect: "The connection to the AI model broke off. Please try again.",
   slow: "The AI model took too long to answer. Please try again.",
+  stalled: "The AI model stopped answering in the middle of the reply. Please try again.",
   malformed: "The AI model sent a reply that could not be read. Please try again.",
   recursion: "The agent took too many steps without finishing and stopped.",
   detached: "I'm restarting. The rest of this answer follows as soon as I'm back.",
@@ -89,6 +90,9 @@ export function toRunError(err: unknown, aborted: boolean, reason?: unknown): Ru
   }
   if (errors.some((e) => e.name === "SyntaxError" || MALFORMED.test(e.message ?? ""))) {
     return { code: "model_error", message: MESSAGES.malformed };
+  }
+  if (errors.some((e) => e.name === "ModelStallError")) {
+    return { code: "model_error", message: MESSAGES.stalled };
   }
   if (errors.some((e) => e.name === "APIConnectionTimeoutError" || /request timed out/i.test(e.message ?? ""))) {
     return { code: "model_error", message: MESSAGES.slow };

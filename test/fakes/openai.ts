@@ -46,7 +46,12 @@ export type MockReply =
   /** `firstByteMs`: wait this long before answering at all (a model slow to start). */
   | { text: string; chunkSize?: number; delayMs?: number; firstByteMs?: number; usage?: MockUsage }
   | { toolCalls: Array<{ name: string; args: Record<string, unknown>; id?: string }>; text?: string; delayMs?: number }
-  | { fault: "http500" | "http429" | "http401" | "malformed" | "disconnect"; afterChunks?: number; retryAfterS?: number };
+  | { fault: "http500" | "http429" | "http401" | "malformed" | "disconnect"; afterChunks?: number; retryAfterS?: number }
+  /**
+   * A stalled backend: answers 200, streams `afterChunks` text chunks (0 = none), then sends
+   * nothing more and keeps the connection open until the client goes away or the mock closes.
+   */
+  | { fault: "stall"; afterChunks?: number };
 
 export interface MockModel {
   /** Base URL to put in models[].base_url, ending in /v1. */
@@ -85,6 +90,7 @@ const defaultReply = (req: ChatCompletionRequest): MockReply => ({ text: `ok: ${
 export async function startMockModel(options: MockModelOptions = {}): Promise<MockModel> {
   const requests: ChatCompletionRequest[] = [];
   const queue: MockReply[] = [];
+  const stalled = new Set<ServerResponse>();
   let fallback: MockReply | ((req: ChatCompletionRequest) => MockReply) = defaultReply;
   let counter = 0;
   const nextId = () => (options.repeatIds ? "chatcmpl-repeated" : `chatcmpl-mock-${++counter}`);
@@ -120,7 +126,7 @@ export async function startMockModel(options: MockModelOptions = {}): Promise<Mo
     }
     requests.push(body);
     const reply = queue.shift() ?? (typeof fallback === "function" ? fallback(body) : fallback);
-    await respond(res, body, reply, nextId(), req.headers.authorization);
+    await respond(res, body, reply, nextId(), req.headers.authorization, stalled);
   }
 
   server.listen(0, "127.0.0.1");
@@ -137,7 +143,10 @@ export async function startMockModel(options: MockModelOptions = {}): Promise<Mo
       fallback = reply;
     },
     pending: () => queue.length,
-    close: () => closeServer(server),
+    close: () => {
+      for (const res of stalled) res.destroy();
+      return closeServer(server);
+    },
   };
 }
 
@@ -185,6 +194,8 @@ async function respond(
   reply: MockReply,
   id: string,
   authorization: string | undefined,
+  /** Responses a `stall` fault holds open; the mock ends them when it closes. */
+  stalled: Set<ServerResponse>,
 ): Promise<void> {
   if ("fault" in reply && (reply.fault === "http500" || reply.fault === "http429" || reply.fault === "http401")) {
     if (reply.fault === "http401") {
@@ -205,6 +216,23 @@ async function respond(
     return;
   }
   const deltas = "fault" in reply ? faultDeltas(reply.afterChunks ?? 1) : replyDeltas(reply);
+  if ("fault" in reply && reply.fault === "stall") {
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+    const created = Math.floor(Date.now() / 1000);
+    for (const delta of deltas.slice(0, reply.afterChunks ?? 1)) {
+      const part = {
+        id,
+        object: "chat.completion.chunk",
+        created,
+        model: body.model,
+        choices: [{ index: 0, delta, finish_reason: null }],
+      };
+      res.write(`data: ${JSON.stringify(part)}\n\n`);
+    }
+    stalled.add(res);
+    res.on("close", () => stalled.delete(res));
+    return;
+  }
   const finish = "toolCalls" in reply ? "tool_calls" : "stop";
   const usage = "usage" in reply && reply.usage ? reply.usage : estimateUsage(body, deltas.length);
   const delayMs = "delayMs" in reply ? (reply.delayMs ?? 0) : 0;

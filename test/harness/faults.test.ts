@@ -6,7 +6,6 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { AgentHarness, createAntlerAgent } from "../../src/harness/index.js";
 import { MESSAGES } from "../../src/harness/run-errors.js";
-import type { RunEvent } from "../../src/harness/types.js";
 import { type MockModel, type MockReply, mockModelConfig, startMockModel } from "../fakes/openai.js";
 import { collect, deltas, last, runUntil, startHarness, type TestHarness } from "./helpers.js";
 
@@ -55,6 +54,63 @@ describe("a model that answers too slowly", () => {
     } finally {
       await h.harness.close();
       await slow.close();
+    }
+  });
+});
+
+describe("a model stream that stalls", () => {
+  async function stallHarness(model: Record<string, unknown>) {
+    const slow = await startMockModel();
+    const h = await startHarness(slow, { models: [{ ...mockModelConfig(slow), ...model }] });
+    const close = async () => {
+      await h.harness.close();
+      await slow.close();
+    };
+    return { slow, h, close };
+  }
+
+  it("after text was shown: the run ends within the idle limit with a clear notice; the next run works", async () => {
+    const { slow, h, close } = await stallHarness({ stream_idle_timeout_ms: 300 });
+    try {
+      slow.enqueue({ fault: "stall", afterChunks: 2 });
+      const started = Date.now();
+      const events = await collect(h.harness.run("t1", "hello"));
+      expect(Date.now() - started).toBeLessThan(3000);
+      expect(deltas(events).join("")).toBe("part0 part1 ");
+      expect(last(events)).toEqual({ type: "error", code: "model_error", message: MESSAGES.stalled });
+      expect(slow.requests).toHaveLength(1);
+      expect(last(await collect(h.harness.run("t1", "again")))).toMatchObject({ type: "done", text: "ok: again" });
+    } finally {
+      await close();
+    }
+  });
+
+  it("before any text: the call is made again once, and the user gets the answer", async () => {
+    const { slow, h, close } = await stallHarness({ stream_idle_timeout_ms: 300 });
+    try {
+      slow.enqueue({ fault: "stall", afterChunks: 0 }, { text: "Second try worked." });
+      const events = await collect(h.harness.run("t1", "hello"));
+      expect(last(events)).toMatchObject({ type: "done", text: "Second try worked." });
+      expect(deltas(events).join("")).toBe("Second try worked.");
+      expect(slow.requests).toHaveLength(2);
+      slow.enqueue({ fault: "stall", afterChunks: 0 }, { fault: "stall", afterChunks: 0 });
+      const twice = await collect(h.harness.run("t2", "hello"));
+      expect(last(twice)).toEqual({ type: "error", code: "model_error", message: MESSAGES.stalled });
+      expect(slow.requests).toHaveLength(4);
+    } finally {
+      await close();
+    }
+  });
+
+  it("models[].timeout bounds the idle time too", async () => {
+    const { slow, h, close } = await stallHarness({ timeout: 400 });
+    try {
+      slow.enqueue({ fault: "stall", afterChunks: 1 });
+      const started = Date.now();
+      expect(last(await collect(h.harness.run("t1", "hello")))).toMatchObject({ message: MESSAGES.stalled });
+      expect(Date.now() - started).toBeLessThan(3000);
+    } finally {
+      await close();
     }
   });
 });

@@ -7,6 +7,7 @@ import type { AppConfig, ModelConfig } from "../../config/schema.js";
 import { ConfigError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { resolveClass } from "../../reflection/index.js";
+import { stallGuardedFetch } from "./stall-guard.js";
 
 export interface CreateChatModelOptions {
   /** Turn the model's reasoning mode on (merges `when_thinking_enabled`); ignored when `supports_thinking: false`. */
@@ -32,7 +33,11 @@ const OWN_KEYS = new Set([
   "supports_thinking",
   "display_name",
   "when_thinking_enabled",
+  "stream_idle_timeout_ms",
 ]);
+
+/** How long a model stream may send nothing before it counts as stalled, when the config does not say. */
+export const DEFAULT_STREAM_IDLE_TIMEOUT_MS = 60_000;
 
 const camel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
@@ -60,9 +65,16 @@ export function modelOptions(entry: ModelConfig, className: string, thinking: bo
     if (/openai/i.test(className)) options.configuration = { baseURL: entry.base_url };
     else options.baseUrl = entry.base_url;
   }
-  if (/openai/i.test(className)) options.streamUsage = true;
   for (const [key, value] of Object.entries(entry)) {
     if (!OWN_KEYS.has(key) && value !== undefined) options[camel(key)] = value;
+  }
+  if (/openai/i.test(className)) {
+    options.streamUsage = true;
+    // The OpenAI client takes its fetch inside `configuration`: there a stalled stream is noticed.
+    const timeout = typeof entry.timeout === "number" ? entry.timeout : Number.POSITIVE_INFINITY;
+    const idle = Math.min(entry.stream_idle_timeout_ms ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS, timeout);
+    const configuration = (options.configuration ?? {}) as Record<string, unknown>;
+    options.configuration = { ...configuration, fetch: stallGuardedFetch(idle) };
   }
   if (thinking) {
     for (const [key, value] of Object.entries(entry.when_thinking_enabled ?? {})) options[camel(key)] = value;

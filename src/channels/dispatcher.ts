@@ -288,6 +288,7 @@ export class Dispatcher {
         hooks,
         questionId,
         callTimeoutMs: this.options.settings.platform_call_timeout_ms,
+        retryBudgetMs: this.options.settings.delivery_retry_ms,
       });
     } finally {
       clearTimeout(timer);

@@ -160,10 +160,12 @@ export const AgentConfig = z
 /** Settings of the shared channel core (queues, concurrency). */
 export const GatewayConfig = z
   .strictObject({
-    max_concurrent_runs: num().pipe(z.number().int().positive()).default(8),
+    max_concurrent_runs: num().pipe(z.number().int().positive()).default(64),
     queue_size: num().pipe(z.number().int().positive()).default(5),
     run_timeout_ms: num().pipe(z.number().int().positive()).default(600_000),
     platform_call_timeout_ms: num().pipe(z.number().int().positive()).default(30_000),
+    delivery_retry_ms: num().pipe(z.number().int().positive()).default(60_000),
+    replay_window_ms: num().pipe(z.number().int().min(0)).default(600_000),
   })
   .prefault({});
 

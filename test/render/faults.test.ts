@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { SUPERSEDED } from "../../src/channels/render/reply.js";
 import { ChannelError, NotModifiedError, PlatformNotFoundError, PlatformRateLimitError } from "../../src/errors.js";
 import { hookLog, loopback, render, Script } from "./helpers.js";
 import { prng } from "./markdown-samples.js";
@@ -96,17 +97,55 @@ describe("renderRun: platform errors", () => {
     expect(hooks.errors).toHaveLength(2);
   });
 
-  it("retries a failing final edit with backoff, then posts the final text as a new message", async () => {
+  it("retries a failing final edit with backoff for its budget, then posts the final text as a new message", async () => {
     const { world, channel, ref } = loopback({ minEditIntervalMs: 30 });
     const script = new Script(words(10), { gapMs: 10, beforeEnd: () => world.failNext("edit", 100, serverError) });
-    await render(channel, ref, script);
+    await render(channel, ref, script, undefined, { retryBudgetMs: 1000 });
 
     const rejected = world.calls.filter((c) => c.detail === "injected");
-    expect(rejected).toHaveLength(3);
-    expect(rejected[2]!.at - rejected[0]!.at).toBeGreaterThanOrEqual(250 + 500);
+    // The final edit is tried at 0, 250 and 750 ms (a fourth, 1 s later, would pass the budget);
+    // then the partial's one try at pointing to the new copy fails too. An intermediate edit
+    // still under way when the failures began may add one more.
+    expect(rejected.length).toBeGreaterThanOrEqual(4);
+    expect(rejected.length).toBeLessThanOrEqual(5);
+    const [firstTry, , thirdTry] = rejected.slice(-4);
+    expect(thirdTry!.at - firstTry!.at).toBeGreaterThanOrEqual(250 + 500);
     const messages = world.botMessages();
     expect(messages).toHaveLength(2);
     expect(messages[1]!.text).toBe(script.text);
+  });
+
+  it("a burst of 5xx on the final edit within the budget still lands in the same message", async () => {
+    const { world, channel, ref } = loopback({ minEditIntervalMs: 30 });
+    const script = new Script(words(10), { gapMs: 10, beforeEnd: () => world.failNext("edit", 4, serverError) });
+    await render(channel, ref, script);
+    const messages = world.botMessages();
+    expect(messages).toHaveLength(1);
+    expect(messages[0]!.text).toBe(script.text);
+  });
+
+  it("a partial left behind by a new copy is pointed at it, never left beside it", async () => {
+    const { world, channel, ref } = loopback({ minEditIntervalMs: 30 });
+    // Edits fail from the end of the run until the full copy is posted, then work again.
+    let editsFail = false;
+    const edit = channel.edit.bind(channel);
+    const send = channel.send.bind(channel);
+    Object.assign(channel, {
+      edit: (...args: Parameters<typeof edit>) => (editsFail ? Promise.reject(serverError()) : edit(...args)),
+      send: async (...args: Parameters<typeof send>) => {
+        const handle = await send(...args);
+        editsFail = false;
+        return handle;
+      },
+    });
+    const script = new Script(words(10), {
+      gapMs: 10,
+      beforeEnd: () => {
+        editsFail = true;
+      },
+    });
+    await render(channel, ref, script, undefined, { retryBudgetMs: 1000 });
+    expect(world.botMessages().map((m) => m.text)).toEqual([SUPERSEDED, script.text]);
   });
 
   it("throws when the final text cannot be delivered at all", async () => {
@@ -118,6 +157,6 @@ describe("renderRun: platform errors", () => {
         world.failNext("send", 100, serverError);
       },
     });
-    await expect(render(channel, ref, script)).rejects.toThrow(/internal server error/);
+    await expect(render(channel, ref, script, undefined, { retryBudgetMs: 600 })).rejects.toThrow(/internal server error/);
   });
 });

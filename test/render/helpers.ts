@@ -1,6 +1,6 @@
 /** Shared set-up for renderer tests: a loopback world, scripted runs, and a slow-platform wrapper. */
 import { renderRun } from "../../src/channels/render/index.js";
-import type { RenderHooks, RenderOutcome } from "../../src/channels/render/types.js";
+import type { RenderHooks, RenderOptions, RenderOutcome } from "../../src/channels/render/types.js";
 import type { Channel, ConversationRef, HttpMount, MessageHandle, OutboundContent } from "../../src/channels/types.js";
 import type { RunEvent } from "../../src/harness/types.js";
 import { silentLogger } from "../../src/log/logger.js";
@@ -91,8 +91,21 @@ export function hookLog(): HookLog {
   return log;
 }
 
-export function render(channel: Channel, ref: ConversationRef, script: Script, hooks?: RenderHooks): Promise<RenderOutcome> {
-  return renderRun(script.events(), { channel, ref, logger: silentLogger(), questionId: "q1", ...(hooks ? { hooks } : {}) });
+export function render(
+  channel: Channel,
+  ref: ConversationRef,
+  script: Script,
+  hooks?: RenderHooks,
+  options: Partial<RenderOptions> = {},
+): Promise<RenderOutcome> {
+  return renderRun(script.events(), {
+    channel,
+    ref,
+    logger: silentLogger(),
+    questionId: "q1",
+    ...(hooks ? { hooks } : {}),
+    ...options,
+  });
 }
 
 /**

@@ -16,9 +16,13 @@ import type { RenderHooks } from "./types.js";
 
 const blockedUntil = new WeakMap<Channel, number>();
 
-/** How often a final delivery is tried on errors other than 429, and the first backoff. */
-const FINAL_ATTEMPTS = 3;
+/**
+ * How long a final delivery keeps retrying errors other than 429 (5xx, network), when the caller
+ * does not say; backoff starts at `BACKOFF_MS` and doubles up to `MAX_BACKOFF_MS`.
+ */
+export const DEFAULT_RETRY_BUDGET_MS = 60_000;
 const BACKOFF_MS = 250;
+const MAX_BACKOFF_MS = 4_000;
 /** 429s a final delivery sits out before it gives up on the platform. */
 const MAX_RATE_LIMIT_WAITS = 20;
 /** A platform call with no answer after this long counts as failed (SDKs often have no timeout). */
@@ -44,6 +48,8 @@ export class Outbound {
     readonly intervalMs: number,
     /** A call still unanswered after this long fails with a `timeout` ChannelError. */
     readonly callTimeoutMs: number = DEFAULT_CALL_TIMEOUT_MS,
+    /** How long `deliver` retries failures other than 429. */
+    readonly retryBudgetMs: number = DEFAULT_RETRY_BUDGET_MS,
   ) {}
 
   /** Milliseconds until the channel may be called again after a 429; 0 when it may now. */
@@ -104,11 +110,13 @@ export class Outbound {
   }
 
   /**
-   * A call that must not be lost: 429s are waited out, other errors retried with backoff.
-   * "Not modified" counts as done. A missing target or rejected credentials fail at once,
-   * since retrying cannot help; the caller decides what to do instead.
+   * A call that must not be lost: 429s are waited out, other errors (5xx, network, timeouts)
+   * retried with backoff for `retryBudgetMs` in all, or `attempts` times when given. "Not
+   * modified" counts as done. A missing target or rejected credentials fail at once, since
+   * retrying cannot help; the caller decides what to do instead.
    */
-  async deliver<T>(kind: CallKind, fn: () => Promise<T>, paced: boolean, attempts = FINAL_ATTEMPTS): Promise<T | undefined> {
+  async deliver<T>(kind: CallKind, fn: () => Promise<T>, paced: boolean, attempts?: number): Promise<T | undefined> {
+    const started = Date.now();
     let failures = 0;
     let waits = 0;
     for (;;) {
@@ -116,13 +124,15 @@ export class Outbound {
         return await this.call(kind, fn, paced);
       } catch (err) {
         if (err instanceof NotModifiedError) return undefined;
-        if (err instanceof PlatformRateLimitError && ++waits <= MAX_RATE_LIMIT_WAITS) continue;
-        if (err instanceof PlatformNotFoundError || err instanceof PlatformAuthError) throw err;
-        if (!(err instanceof PlatformRateLimitError) && ++failures < attempts) {
-          await sleep(BACKOFF_MS * 2 ** (failures - 1));
-          continue;
+        if (err instanceof PlatformRateLimitError) {
+          if (++waits <= MAX_RATE_LIMIT_WAITS) continue;
+          throw err;
         }
-        throw err;
+        if (err instanceof PlatformNotFoundError || err instanceof PlatformAuthError) throw err;
+        const backoff = Math.min(MAX_BACKOFF_MS, BACKOFF_MS * 2 ** failures++);
+        const more = attempts !== undefined ? failures < attempts : Date.now() + backoff - started < this.retryBudgetMs;
+        if (!more) throw err;
+        await sleep(backoff);
       }
     }
   }

@@ -14,6 +14,12 @@ import { type Cut, MarkdownText } from "./chunk.js";
 import type { Outbound } from "./outbound.js";
 import { repairMarkdown } from "./repair.js";
 
+/** Tries at finishing a native stream before falling back to message edits. */
+const STREAM_FINISH_ATTEMPTS = 3;
+
+/** What a partial reply becomes once its full text had to be posted as a new message. */
+export const SUPERSEDED = "(This reply continues in full in the next message.)";
+
 /** Room kept under the limit for repair closers and the tool line of intermediate texts. */
 const RESERVE = 64;
 
@@ -278,7 +284,8 @@ export class ReplyWriter {
   private async finishStream(seg: Segment): Promise<void> {
     const final = seg.final!;
     try {
-      await this.o.out.deliver("stream", () => seg.stream!.finish(final), true);
+      // A few tries only: a stream that will not finish falls back to plain messages, which retry.
+      await this.o.out.deliver("stream", () => seg.stream!.finish(final), true, STREAM_FINISH_ATTEMPTS);
       seg.shown = final;
       seg.done = true;
       this.visibleNow();
@@ -324,10 +331,15 @@ export class ReplyWriter {
     seg.fragile = false;
   }
 
-  /** The exact final text: edited into the message if possible, else posted anew. Throws if neither works. */
+  /**
+   * The exact final text: edited into the message if possible, else posted anew. A partial left
+   * behind by a new copy is pointed at it, so the chat never shows two versions side by side.
+   * Throws if neither works.
+   */
   private async deliverFinal(seg: Segment): Promise<void> {
     const final = seg.final!;
     const { channel, out, ref } = this.o;
+    let stale: MessageHandle | undefined;
     if (seg.handle && channel.capabilities.edits) {
       try {
         await out.deliver("edit", () => channel.edit(seg.handle!, { text: final }), true, seg.fragile ? 1 : undefined);
@@ -335,6 +347,7 @@ export class ReplyWriter {
         seg.done = true;
         return;
       } catch (err) {
+        if (!(err instanceof PlatformNotFoundError)) stale = seg.handle;
         this.dropHandle(seg, err);
       }
     }
@@ -343,5 +356,15 @@ export class ReplyWriter {
     seg.shown = final;
     seg.done = true;
     this.visibleNow();
+    if (stale) await this.pointToCopy(stale);
+  }
+
+  /** One try at replacing a partial that a new copy superseded with a pointer to it. */
+  private async pointToCopy(stale: MessageHandle): Promise<void> {
+    try {
+      await this.o.out.call("edit", () => this.o.channel.edit(stale, { text: SUPERSEDED }), true);
+    } catch (err) {
+      this.o.logger.warn({ err }, "could not mark a partial reply as replaced by the message after it");
+    }
   }
 }

@@ -34,7 +34,7 @@ type Ending =
  */
 export async function renderRun(events: AsyncIterable<RunEvent>, options: RenderOptions): Promise<RenderOutcome> {
   const { channel, ref, logger, hooks = {} } = options;
-  const out = new Outbound(channel, hooks, editInterval(channel, ref), options.callTimeoutMs);
+  const out = new Outbound(channel, hooks, editInterval(channel, ref), options.callTimeoutMs, options.retryBudgetMs);
   const typing = new TypingLoop(channel, ref, logger, out);
   let visible = false;
   const onVisible = () => {

@@ -28,6 +28,8 @@ export interface RenderOptions {
   questionId: string;
   /** A platform call unanswered after this long counts as failed (default 30 s). */
   callTimeoutMs?: number;
+  /** How long the final text is retried on 5xx and network errors before it is given up (default 60 s). */
+  retryBudgetMs?: number;
 }
 
 /**

@@ -28,6 +28,8 @@ export interface TestGatewayOptions {
   logger?: Logger;
   supervisor?: SupervisorOptions;
   startWaitMs?: number;
+  /** More keys of the mock model's models[] entry (e.g. `stream_idle_timeout_ms`). */
+  modelConfig?: Record<string, unknown>;
   /** Use this harness instead of the embedded agent on the mock model. */
   harness?: Harness;
   /** How long stop() lets running replies finish before cancelling them. */
@@ -68,7 +70,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     server: { host: "127.0.0.1", port, ...options.server },
     storage: { path: path.join(dir, "antler.db") },
     logging: { level: "silent" },
-    models: [{ ...mockModelConfig(model), max_retries: 0 }],
+    models: [{ ...mockModelConfig(model), max_retries: 0, ...options.modelConfig }],
     agent: options.agent ?? {},
     gateway: options.gateway ?? {},
     channels: options.channels,

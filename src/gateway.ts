@@ -17,7 +17,7 @@ import { AgentHarness } from "./harness/runtime.js";
 import type { AgentStatus, Harness } from "./harness/types.js";
 import { type Logger, secretScrubber } from "./log/logger.js";
 import { mountAdmin } from "./server/admin.js";
-import { HttpServer, sendJson } from "./server/http.js";
+import { HttpServer, httpLimits, sendJson } from "./server/http.js";
 import { GatewayMetrics } from "./server/metrics.js";
 import { Supervisor, type SupervisorOptions } from "./supervisor.js";
 import { VERSION } from "./version.js";
@@ -67,8 +67,11 @@ export class Gateway {
   constructor(private readonly options: GatewayOptions) {
     const { config } = options.loaded;
     this.scrub = secretScrubber([...collectSecrets(config), ...collectSecrets(options.channels ?? {})]) ?? ((text) => text);
-    this.server = new HttpServer({ host: config.server.host, port: config.server.port, logger: options.logger });
-    this.server.route("GET", "/healthz", (_req, res) => sendJson(res, 200, { ok: true }));
+    const { host, port } = config.server;
+    this.server = new HttpServer({ host, port, logger: options.logger, limits: httpLimits(config.server) });
+    // Webhooks answer 503 + Retry-After until start() is done, so platforms deliver again.
+    this.server.pause("starting");
+    this.server.route("GET", "/healthz", (_req, res) => sendJson(res, 200, { ok: true }), { alwaysOpen: true });
     this.metrics = new GatewayMetrics({
       queueDepth: () => this.dispatcher?.queueDepth ?? 0,
       activeRuns: () => this.dispatcher?.activeRuns ?? 0,
@@ -187,6 +190,7 @@ export class Gateway {
     // and let slow channels finish starting in the background (their state says "starting").
     const started = Promise.all(this.slots.map((slot) => this.startSlot(slot)));
     await Promise.race([started, delay(this.options.startWaitMs ?? START_WAIT_MS)]);
+    if (this.server.pausedFor === "starting") this.server.resume(); // not if stop() began meanwhile
     this.supervisor.start();
     this.pruneTimer = setInterval(() => void store.pruneInbox(Date.now() - INBOX_KEEP_MS), 3600_000);
     this.pruneTimer.unref();
@@ -217,6 +221,8 @@ export class Gateway {
   }
 
   async stop(): Promise<void> {
+    // From here on webhooks answer 503 + Retry-After: the next process takes them.
+    this.server.pause("draining");
     this.supervisor.stop();
     if (this.pruneTimer) clearInterval(this.pruneTimer);
     const dispatcher = this.dispatcher;

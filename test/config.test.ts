@@ -17,7 +17,15 @@ function issues(text: string, env: Record<string, string> = {}): string[] {
 describe("config", () => {
   it("fills defaults for an empty file", () => {
     const config = parseConfig("", {});
-    expect(config.server).toEqual({ host: "127.0.0.1", port: 8787 });
+    expect(config.server).toEqual({
+      host: "127.0.0.1",
+      port: 8787,
+      headers_timeout_ms: 10_000,
+      request_timeout_ms: 30_000,
+      keep_alive_timeout_ms: 5_000,
+      max_connections: 1_000,
+      max_body_bytes: 1_048_576,
+    });
     expect(config.storage.path).toBe("./data/antler.db");
     expect(config.channels).toEqual({});
   });

@@ -26,7 +26,8 @@ CREATE TABLE IF NOT EXISTS antler_pending (
   options TEXT NOT NULL,
   kind TEXT,
   posted TEXT,
-  created_at INTEGER NOT NULL
+  created_at INTEGER NOT NULL,
+  asked_by TEXT
 );
 CREATE TABLE IF NOT EXISTS antler_inbox (
   channel TEXT NOT NULL,
@@ -52,6 +53,7 @@ interface PendingRow {
   kind: string | null;
   posted: string | null;
   created_at: number;
+  asked_by: string | null;
 }
 
 interface InboxRow {
@@ -78,6 +80,14 @@ export class SqliteBindingStore implements BindingStore {
     this.db.pragma("journal_mode = WAL");
     this.db.pragma("busy_timeout = 5000");
     this.db.exec(SCHEMA);
+    this.migrate();
+  }
+
+  /** Brings a file written by an older version up to SCHEMA; each step is safe to repeat. */
+  private migrate(): void {
+    const pending = this.db.prepare("PRAGMA table_info(antler_pending)").all() as Array<{ name: string }>;
+    // Questions stored before `asked_by` existed keep NULL: anyone may answer them, as before.
+    if (!pending.some((c) => c.name === "asked_by")) this.db.exec("ALTER TABLE antler_pending ADD COLUMN asked_by TEXT");
   }
 
   async currentThread(key: string): Promise<string | undefined> {
@@ -111,17 +121,19 @@ export class SqliteBindingStore implements BindingStore {
   async setPending(q: PendingQuestion): Promise<void> {
     this.db
       .prepare(
-        `INSERT INTO antler_pending (thread_id, key, question_id, interrupt_id, question, options, kind, posted, created_at)
-         VALUES (@threadId, @key, @questionId, @interruptId, @question, @options, @kind, @posted, @createdAt)
+        `INSERT INTO antler_pending (thread_id, key, question_id, interrupt_id, question, options, kind, posted, created_at, asked_by)
+         VALUES (@threadId, @key, @questionId, @interruptId, @question, @options, @kind, @posted, @createdAt, @askedBy)
          ON CONFLICT (thread_id) DO UPDATE SET key = excluded.key, question_id = excluded.question_id,
            interrupt_id = excluded.interrupt_id, question = excluded.question, options = excluded.options,
-           kind = excluded.kind, posted = excluded.posted, created_at = excluded.created_at`,
+           kind = excluded.kind, posted = excluded.posted, created_at = excluded.created_at,
+           asked_by = excluded.asked_by`,
       )
       .run({
         ...q,
         options: JSON.stringify(q.options),
         kind: q.kind ?? null,
         posted: q.posted === undefined ? null : JSON.stringify(q.posted),
+        askedBy: q.askedBy === undefined ? null : JSON.stringify(q.askedBy),
       });
   }
 
@@ -189,6 +201,7 @@ function toPending(row: PendingRow): PendingQuestion {
     options: JSON.parse(row.options) as string[],
     ...(row.kind ? { kind: row.kind } : {}),
     ...(row.posted ? { posted: JSON.parse(row.posted) as Json } : {}),
+    ...(row.asked_by ? { askedBy: JSON.parse(row.asked_by) as NonNullable<PendingQuestion["askedBy"]> } : {}),
     createdAt: row.created_at,
   };
 }

@@ -34,6 +34,11 @@ export interface PendingQuestion {
   kind?: string;
   /** Where it was posted (the channel's message handle), so the answer can be shown on it. */
   posted?: Json;
+  /**
+   * The user whose message started the run that asked: in a group only they (or an approver)
+   * may answer. Absent on questions stored before it was recorded; anyone may answer those.
+   */
+  askedBy?: { id: string; name?: string };
   createdAt: number;
 }
 

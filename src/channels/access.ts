@@ -15,12 +15,19 @@ export const accessConfigShape = {
   allowed_chats: idList().default([]),
   /** Groups: answer only when mentioned or replied to. */
   require_mention: bool().default(true),
+  /** User ids who may answer anyone's question in a group; everyone else answers only their own. */
+  approvers: idList().default([]),
 };
 
 export const AccessConfig = z.object(accessConfigShape);
 
 export function accessRulesFrom(config: z.output<typeof AccessConfig>): AccessRules {
-  return { allowedUsers: config.allowed_users, allowedChats: config.allowed_chats, requireMention: config.require_mention };
+  return {
+    allowedUsers: config.allowed_users,
+    allowedChats: config.allowed_chats,
+    requireMention: config.require_mention,
+    approvers: config.approvers,
+  };
 }
 
 export const OPEN_ACCESS: AccessRules = { allowedUsers: [], allowedChats: [], requireMention: true };

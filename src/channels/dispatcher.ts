@@ -12,6 +12,7 @@ import { toRunError } from "../harness/run-errors.js";
 import type { Harness, RunEvent, RunOptions } from "../harness/types.js";
 import type { Logger } from "../log/logger.js";
 import { accessDenial } from "./access.js";
+import { acknowledgeClick, mayAnswer, refuseAnswer, tellPrivately } from "./answer-rights.js";
 import { type Answer, answerFromButton, answerFromText } from "./answers.js";
 import { type CommandName, HELP_TEXT, IMMEDIATE, parseCommand } from "./commands.js";
 import { KeyedQueue, Semaphore } from "./queue.js";
@@ -44,6 +45,7 @@ export interface DispatcherOptions {
 export const NOTICES = {
   busy: "I'm still working through your earlier messages, so I couldn't take this one. Please send it again in a moment.",
   restarted: "I was restarted while answering this — please send it again.",
+  tooOld: "I was restarted before I got to this message, and it is too old to answer now — please send it again.",
   notAllowed: "Sorry, you're not allowed to use this bot.",
   nonText: "I can only read text messages for now.",
   staleQuestion: "That question is no longer open.",
@@ -59,8 +61,25 @@ interface ActiveRun {
   controller: AbortController;
 }
 
-/** A run the shutting-down gateway left going on its backend (see `cancelAll`). */
-class RunDetached extends Error {}
+/**
+ * A message the stopping gateway leaves to the next process, with the inbox state that says how:
+ * `received` (never started: it is run again) or `running` (its run goes on on the backend and
+ * is rejoined).
+ */
+class LeftForNextProcess extends Error {
+  constructor(readonly state: "received" | "running") {
+    super(`left to the next process (${state})`);
+  }
+}
+
+/** Passes `events` through and calls `onEnd` as soon as they end (or the reader stops). */
+async function* releasedAtEnd<T>(events: AsyncIterable<T>, onEnd: () => void): AsyncGenerator<T> {
+  try {
+    yield* events;
+  } finally {
+    onEnd();
+  }
+}
 
 /** The tag a run carries so a restarted gateway can find the run of a message again. */
 function runTag(slot: ChannelSlot, msg: InboundMessage): string {
@@ -72,7 +91,6 @@ export class Dispatcher {
   private readonly runs: Semaphore;
   private readonly active = new Map<string, ActiveRun>();
   private accepting = true;
-  private closing = false;
   private readonly background = new Set<Promise<void>>();
 
   constructor(private readonly options: DispatcherOptions) {
@@ -112,20 +130,21 @@ export class Dispatcher {
   }
 
   /**
-   * Refuses new messages from now on (shutdown). A refused message is not acked, so the platform
-   * delivers it again to the next process instead of it being lost.
+   * Shutdown, first step: refuses new messages (not acked, so the platform delivers them again to
+   * the next process) and starts no new run. Messages already accepted but not started stay in
+   * the inbox, and the next process runs them (see `recover`). Running replies go on.
    */
   stopAccepting(): void {
     this.accepting = false;
   }
 
   /**
-   * Shutdown: cancels every running reply, and starts no other run from now on — each message
-   * still waiting gets a notice instead of a run the closing process could not finish.
+   * Shutdown, after the drain: stops every running reply. A backend whose runs outlive the
+   * gateway leaves them going (the next process rejoins them); a local run is cut off, and its
+   * user is told the gateway is restarting.
    */
   cancelAll(): void {
-    this.closing = true;
-    // A backend whose runs outlive the gateway leaves them going; the next process reattaches.
+    this.accepting = false;
     const reason = new DOMException("the gateway is shutting down", "DetachError");
     for (const run of this.active.values()) run.controller.abort(reason);
   }
@@ -185,17 +204,16 @@ export class Dispatcher {
   /** Marks the inbox entry running → done/failed around `work`; a failure gets a notice in the chat. */
   private async track(slot: ChannelSlot, msg: InboundMessage, work: () => Promise<void>): Promise<void> {
     const { store, logger } = this.options;
-    if (this.closing) return this.turnAway(slot, msg);
+    // Stopping: a message not started yet stays `received` for the next process.
+    if (!this.accepting) return;
     await store.setInboxState(slot.name, msg.eventId, "running");
     try {
       await work();
       await store.setInboxState(slot.name, msg.eventId, "done");
     } catch (err) {
-      if (err instanceof RunDetached) {
-        logger.info(
-          { channel: slot.name, eventId: msg.eventId },
-          "left unfinished: its run goes on and is rejoined after the restart",
-        );
+      if (err instanceof LeftForNextProcess) {
+        if (err.state === "received") await store.setInboxState(slot.name, msg.eventId, "received");
+        logger.info({ channel: slot.name, eventId: msg.eventId, state: err.state }, "left to the next process");
         return;
       }
       logger.error({ err, channel: slot.name, key: msg.ref.key }, "message handling failed");
@@ -211,7 +229,11 @@ export class Dispatcher {
     if (msg.text.trim() === "") return void (await this.notify(slot, msg.ref, NOTICES.nonText));
     const threadId = await this.threadFor(msg.ref.key);
     const pending = await this.options.store.getPending(threadId);
-    if (pending) return this.resume(slot, msg, pending, answerFromText(pending, msg.text));
+    if (pending) {
+      // In a shared group thread, someone else's message must neither answer nor abandon the question.
+      if (!mayAnswer(slot.access, pending, msg)) return this.refuse(slot, msg, pending);
+      return this.resume(slot, msg, pending, answerFromText(pending, msg.text));
+    }
     await this.execute(slot, msg, threadId, (opts) => this.options.harness.run(threadId, msg.text, opts));
   }
 
@@ -219,8 +241,20 @@ export class Dispatcher {
     const action = msg.action!;
     const pending = await this.options.store.findPendingByQuestionId(action.questionId);
     const answer = pending && pending.key === msg.ref.key ? answerFromButton(pending, action.buttonId) : undefined;
-    if (!pending || !answer) return void (await this.notify(slot, msg.ref, NOTICES.staleQuestion));
+    if (pending && answer && !mayAnswer(slot.access, pending, msg)) return this.refuse(slot, msg, pending);
+    if (!pending || !answer) {
+      const { logger } = this.options;
+      if (await tellPrivately(this.channelOf(slot), msg, NOTICES.staleQuestion, logger)) return;
+      return void (await this.notify(slot, msg.ref, NOTICES.staleQuestion));
+    }
+    await acknowledgeClick(this.channelOf(slot), msg, this.options.logger);
     await this.resume(slot, msg, pending, answer);
+  }
+
+  /** Not the asker nor an approver: the question stays open, its buttons too, and the sender is told. */
+  private async refuse(slot: ChannelSlot, msg: InboundMessage, pending: PendingQuestion): Promise<void> {
+    const notify = (text: string) => this.notify(slot, msg.ref, text);
+    await refuseAnswer(this.channelOf(slot), msg, pending, notify, this.options.logger);
   }
 
   private async resume(slot: ChannelSlot, msg: InboundMessage, pending: PendingQuestion, answer: Answer): Promise<void> {
@@ -238,7 +272,8 @@ export class Dispatcher {
     }
     const resume = (opts: RunOptions) =>
       harness.resume(pending.threadId, answer.value, { ...opts, interruptId: pending.interruptId });
-    await this.execute(slot, msg, pending.threadId, resume);
+    // The run still belongs to who asked, also when an approver answered: a follow-up question is theirs too.
+    await this.execute(slot, msg, pending.threadId, resume, pending.askedBy ?? msg.user);
   }
 
   /** One run: global limit, render, then store what the run left behind (a new question). */
@@ -247,16 +282,17 @@ export class Dispatcher {
     msg: InboundMessage,
     threadId: string,
     start: (opts: RunOptions) => AsyncIterable<RunEvent>,
+    asker: { id: string; name?: string } = msg.user,
   ): Promise<void> {
     // Registered before waiting for a run slot, so /stop reaches a message that waits for one.
     const controller = new AbortController();
     const key = msg.ref.key;
     this.active.set(key, { threadId, controller });
     const release = await this.runs.acquire();
-    if (this.closing || controller.signal.aborted) {
+    if (!this.accepting || controller.signal.aborted) {
       release();
       this.active.delete(key);
-      if (this.closing) return this.turnAway(slot, msg);
+      if (!this.accepting) throw new LeftForNextProcess("received");
       return this.notify(slot, msg.ref, `⚠️ ${toRunError(undefined, true, controller.signal.reason).message}`);
     }
     const timer = setTimeout(
@@ -269,16 +305,20 @@ export class Dispatcher {
     const questionId = randomBytes(6).toString("base64url");
     let outcome: RenderOutcome | undefined;
     try {
-      const events = untilAbandoned(
-        start({
-          signal: controller.signal,
-          user: msg.user,
-          context: { channel: slot.name, chat_type: msg.ref.chatType },
-          origin: { channel: slot.name, conversation: key, chat: msg.ref.chatId },
-          tag: runTag(slot, msg),
-        }),
-        controller.signal,
-        (err) => this.options.logger.warn({ err, channel: slot.name, key }, "a run ignored its abort; abandoned it"),
+      // The run slot covers the agent's run only: pacing the last edits must not hold it.
+      const events = releasedAtEnd(
+        untilAbandoned(
+          start({
+            signal: controller.signal,
+            user: msg.user,
+            context: { channel: slot.name, chat_type: msg.ref.chatType },
+            origin: { channel: slot.name, conversation: key, chat: msg.ref.chatId },
+            tag: runTag(slot, msg),
+          }),
+          controller.signal,
+          (err) => this.options.logger.warn({ err, channel: slot.name, key }, "a run ignored its abort; abandoned it"),
+        ),
+        release,
       );
       const hooks = this.hooks(slot, started);
       outcome = await renderRun(events, {
@@ -297,7 +337,7 @@ export class Dispatcher {
       this.options.observer?.runFinished?.(slot.name, outcome?.kind ?? "error", (Date.now() - started) / 1000);
     }
     // Left running for the next process: the inbox entry must stay unfinished.
-    if (outcome.kind === "error" && outcome.code === "detached") throw new RunDetached();
+    if (outcome.kind === "error" && outcome.code === "detached") throw new LeftForNextProcess("running");
     if (outcome.kind === "done") {
       slot.counters.replies++;
       // A run of only tool calls (or blank text) posts nothing; silence would look like a lost message.
@@ -314,15 +354,10 @@ export class Dispatcher {
         options: c.options,
         ...(c.kind ? { kind: c.kind } : {}),
         posted: outcome.question as unknown as Json,
+        askedBy: { id: asker.id, ...(asker.name ? { name: asker.name } : {}) },
         createdAt: Date.now(),
       });
     }
-  }
-
-  /** A message the closing gateway will not start: it is closed with a notice. */
-  private async turnAway(slot: ChannelSlot, msg: InboundMessage): Promise<void> {
-    await this.options.store.setInboxState(slot.name, msg.eventId, "failed", "not started: the gateway shut down");
-    await this.notify(slot, msg.ref, NOTICES.shuttingDown);
   }
 
   private async command(slot: ChannelSlot, msg: InboundMessage, command: CommandName): Promise<void> {
@@ -373,22 +408,30 @@ export class Dispatcher {
   }
 
   /**
-   * After a restart: events the previous process accepted but never finished are answered from
-   * their run when the backend kept it going (a LangGraph server), else they get a notice in
-   * their chat, so nothing a user sent ends in silence. `entries` were read before channels
-   * started. Resolves to the entries whose notice could not be sent (the caller tries them again).
+   * After a restart, the events a previous process accepted but never finished: one never
+   * started runs now if younger than `replay_window_ms`; one whose run a backend kept going (a
+   * LangGraph server) is answered from that run; the rest get a notice in their chat, so nothing
+   * a user sent ends in silence. `entries` were read before channels started. Resolves to the
+   * entries whose notice could not be sent (the caller tries them again).
    */
   async recover(slot: ChannelSlot, entries: InboxEntry[]): Promise<InboxEntry[]> {
     const unsent: InboxEntry[] = [];
+    const { logger, store, settings } = this.options;
     for (const entry of entries.filter((e) => e.channel === slot.name)) {
       const msg = entry.payload as unknown as InboundMessage;
       try {
-        if (await this.rejoin(slot, msg)) continue;
-        await this.notify(slot, msg.ref, NOTICES.restarted, true);
-        await this.options.store.setInboxState(entry.channel, entry.eventId, "failed", "interrupted by a restart");
+        if (entry.state === "received" && Date.now() - entry.receivedAt <= settings.replay_window_ms) {
+          // Accepted but never started: it runs now, in its conversation's order.
+          logger.info({ channel: slot.name, eventId: entry.eventId }, "running a message a previous process accepted");
+          await this.route(slot, msg);
+          continue;
+        }
+        if (entry.state === "running" && (await this.rejoin(slot, msg))) continue;
+        await this.notify(slot, msg.ref, entry.state === "received" ? NOTICES.tooOld : NOTICES.restarted, true);
+        await store.setInboxState(entry.channel, entry.eventId, "failed", "interrupted by a restart");
       } catch (err) {
         unsent.push(entry);
-        this.options.logger.error({ err, channel: slot.name, eventId: entry.eventId }, "could not send the restart notice");
+        logger.error({ err, channel: slot.name, eventId: entry.eventId }, "could not send the restart notice");
       }
     }
     return unsent;

@@ -94,6 +94,11 @@ export interface InboundAction {
   buttonId: string;
   /** The message that carried the buttons, when the platform says. */
   messageId?: string;
+  /**
+   * The platform's handle for answering this click (a Telegram callback_query id, a Feishu
+   * event id), set by adapters that implement {@link Channel.answerAction}.
+   */
+  callbackId?: string;
 }
 
 /** One thing a user did in a chat, translated by the adapter. */
@@ -214,6 +219,19 @@ export interface Channel {
   check?(): Promise<string>;
   /** Access rules from the channel's config; absent = everyone, mention required in groups. */
   readonly access?: AccessRules;
+  /**
+   * Answers a click (`msg.action`) privately: `notice` shows only to the user who clicked (a
+   * Telegram alert, a Feishu toast); without `notice` the click is only acknowledged. The core
+   * calls it at most once per click it handles; an adapter that holds a click open for this
+   * answers it on its own after a short wait. Resolves false when the click can no longer be
+   * answered, and the core then shows `notice` another way (`notifyUser`, else a notice).
+   */
+  answerAction?(msg: InboundMessage, notice?: string): Promise<boolean>;
+  /**
+   * Shows `text` to one user only, in the conversation of `ref` (a Slack ephemeral message).
+   * Resolves false when the platform refuses; the core then posts a notice everyone sees.
+   */
+  notifyUser?(ref: ConversationRef, userId: string, text: string): Promise<boolean>;
 }
 
 /** A channel class as the registry loads it. `configSchema` checks and types its config section. */
@@ -234,4 +252,9 @@ export interface AccessRules {
   allowedChats: string[];
   /** In group chats, answer only when the bot is mentioned (or replied to). */
   requireMention: boolean;
+  /**
+   * User ids who may answer anyone's pending question in a group. Others may answer only the
+   * questions their own messages led to. Absent or empty = only the asker.
+   */
+  approvers?: string[];
 }

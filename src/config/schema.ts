@@ -32,6 +32,21 @@ export const ServerConfig = z
     host: z.string().default("127.0.0.1"),
     port: num().pipe(z.number().int().min(0).max(65535)).default(8787),
     admin_token: z.string().optional(),
+    headers_timeout_ms: num().pipe(z.number().int().positive()).default(10_000),
+    request_timeout_ms: num().pipe(z.number().int().positive()).default(30_000),
+    keep_alive_timeout_ms: num().pipe(z.number().int().positive()).default(5_000),
+    max_connections: num().pipe(z.number().int().positive()).default(1_000),
+    max_body_bytes: num().pipe(z.number().int().positive()).default(1_048_576),
+  })
+  .superRefine((server, ctx) => {
+    // Node refuses to start a server whose header timeout is longer than its request timeout.
+    if (server.headers_timeout_ms > server.request_timeout_ms) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["headers_timeout_ms"],
+        message: `must not be longer than server.request_timeout_ms (${server.request_timeout_ms}): lower it or raise that`,
+      });
+    }
   })
   .prefault({});
 

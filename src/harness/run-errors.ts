@@ -14,6 +14,7 @@ export type RunErrorCode =
   | "busy"
   | "no_pending"
   | "detached"
+  | "shutdown"
   | "internal";
 
 export interface RunError {
@@ -55,6 +56,7 @@ export const MESSAGES = {
   malformed: "The AI model sent a reply that could not be read. Please try again.",
   recursion: "The agent took too many steps without finishing and stopped.",
   detached: "I'm restarting. The rest of this answer follows as soon as I'm back.",
+  shutdown: "I'm restarting and had to stop this reply. Please send your message again in a minute.",
   agentUnreachable: "The agent service can't be reached right now. Please try again in a few minutes.",
   agentAuth: "The agent service refused our credentials. An operator needs to check the agent settings.",
   agentUnknown: "The agent service doesn't know the configured assistant. An operator needs to check the agent settings.",
@@ -68,12 +70,16 @@ export const MESSAGES = {
 
 /**
  * Maps a thrown value to a run error. `aborted` says whether the run's own signal fired; a
- * caller that aborts with a reason named `TimeoutError` gets a `timeout` rather than `cancelled`.
+ * caller that aborts with a reason named `TimeoutError` gets a `timeout` rather than `cancelled`,
+ * one that aborts with `DetachError` (the gateway stopping) a `shutdown`.
  */
 export function toRunError(err: unknown, aborted: boolean, reason?: unknown): RunError {
   if (aborted) {
-    const timedOut = (reason as { name?: string } | undefined)?.name === "TimeoutError";
-    return timedOut ? { code: "timeout", message: MESSAGES.timeout } : { code: "cancelled", message: MESSAGES.cancelled };
+    const name = (reason as { name?: string } | undefined)?.name;
+    if (name === "TimeoutError") return { code: "timeout", message: MESSAGES.timeout };
+    // The gateway is stopping: say so, not that the user stopped the reply.
+    if (name === "DetachError") return { code: "shutdown", message: MESSAGES.shutdown };
+    return { code: "cancelled", message: MESSAGES.cancelled };
   }
   const errors = chain(err);
   if (errors.some((e) => e instanceof GraphRecursionError || e.name === "GraphRecursionError")) {

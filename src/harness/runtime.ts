@@ -61,7 +61,7 @@ function errorEvent(code: RunErrorCode, message: string): RunEvent {
 }
 
 /** Run errors that say nothing about the agent's health. */
-const ROUTINE: ReadonlySet<string> = new Set(["cancelled", "timeout", "busy", "no_pending", "detached"]);
+const ROUTINE: ReadonlySet<string> = new Set(["cancelled", "timeout", "busy", "no_pending", "detached", "shutdown"]);
 
 export class AgentHarness implements Harness {
   readonly modelName: string;

@@ -75,23 +75,36 @@ function authorize(req: IncomingMessage, res: ServerResponse, token: string | un
   return false;
 }
 
+/** Admin routes answer while the server is paused (start-up, drain); only webhooks wait. */
+const OPEN = { alwaysOpen: true };
+
 export function mountAdmin(server: HttpServer, source: AdminSource, options: AdminOptions): void {
   const guarded =
     (handler: (req: IncomingMessage, res: ServerResponse, params: Record<string, string>) => unknown) =>
     (req: IncomingMessage, res: ServerResponse, params: Record<string, string>) =>
       authorize(req, res, options.adminToken) ? handler(req, res, params) : undefined;
 
-  server.route("GET", "/readyz", (_req, res) => {
-    const waiting = source
-      .reports()
-      .filter((r) => r.enabled && !r.connected)
-      .map((r) => r.name);
-    sendJson(res, waiting.length === 0 ? 200 : 503, { ready: waiting.length === 0, waiting });
-  });
+  // Ready = started, not draining, and every enabled channel connected. Before the channels
+  // are loaded the list is empty, so the server's own state must say "not yet".
+  server.route(
+    "GET",
+    "/readyz",
+    (_req, res) => {
+      const waiting = source
+        .reports()
+        .filter((r) => r.enabled && !r.connected)
+        .map((r) => r.name);
+      const state = server.pausedFor ?? "running";
+      const ready = state === "running" && waiting.length === 0;
+      sendJson(res, ready ? 200 : 503, { ready, state, waiting });
+    },
+    OPEN,
+  );
   server.route(
     "GET",
     "/api/channels",
     guarded((_req, res) => sendJson(res, 200, { channels: source.reports() })),
+    OPEN,
   );
   server.route(
     "GET",
@@ -101,6 +114,7 @@ export function mountAdmin(server: HttpServer, source: AdminSource, options: Adm
       if (report) sendJson(res, 200, report);
       else sendJson(res, 404, { error: `no channel named ${params.name}` });
     }),
+    OPEN,
   );
   server.route(
     "POST",
@@ -110,11 +124,13 @@ export function mountAdmin(server: HttpServer, source: AdminSource, options: Adm
       if (report) sendJson(res, 200, report);
       else sendJson(res, 404, { error: `no channel named ${params.name}` });
     }),
+    OPEN,
   );
   server.route(
     "GET",
     "/api/mcp",
     guarded((_req, res) => sendJson(res, 200, { servers: source.mcpReports() })),
+    OPEN,
   );
   server.route(
     "GET",
@@ -124,6 +140,7 @@ export function mountAdmin(server: HttpServer, source: AdminSource, options: Adm
       if (status) sendJson(res, 200, status);
       else sendJson(res, 503, { error: "the agent backend is not started yet" });
     }),
+    OPEN,
   );
   server.route(
     "GET",
@@ -133,6 +150,7 @@ export function mountAdmin(server: HttpServer, source: AdminSource, options: Adm
       res.writeHead(200, { "content-type": source.metrics.registry.contentType });
       res.end(body);
     }),
+    OPEN,
   );
   server.route(
     "GET",
@@ -141,5 +159,6 @@ export function mountAdmin(server: HttpServer, source: AdminSource, options: Adm
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
       res.end(renderStatusPage(source.reports(), { version: options.version, startedAt: source.startedAt }));
     }),
+    OPEN,
   );
 }

@@ -2,35 +2,105 @@
  * Antler's one HTTP server. Admin routes and the channels' webhook routes mount here, so a
  * deployment exposes one port. Handlers get Node's own request/response objects, because the
  * platform SDKs' webhook handlers expect exactly those.
+ *
+ * It protects itself: timeouts on headers, whole requests and idle keep-alive connections, a cap
+ * on open connections, and a cap on body size checked before any handler runs (see `body.ts`).
+ * While the gateway starts or drains it is paused: webhook routes answer 503 with Retry-After,
+ * so platforms deliver again later; routes mounted with `alwaysOpen` (health, admin) still answer.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { AppConfig } from "../config/schema.js";
 import type { Logger } from "../log/logger.js";
+import { bodyTooLarge, ClientAbortedError, DEFAULT_MAX_BODY_BYTES, declaredLength, HttpError, limitBody } from "./body.js";
+import { RejectLog } from "./reject-log.js";
+
+export { ClientAbortedError, HttpError, isJsonObject, readBody, readJson } from "./body.js";
 
 export type RouteParams = Record<string, string>;
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse, params: RouteParams) => unknown;
+
+export interface RouteOptions {
+  /** Answer even while the server is paused (health, readiness, admin). Webhook routes are not. */
+  alwaysOpen?: boolean;
+}
 
 interface Route {
   method: string;
   parts: string[];
   handler: RouteHandler;
+  alwaysOpen: boolean;
 }
+
+interface Lookup {
+  route?: Route;
+  params: RouteParams;
+  /** Some route has this path, perhaps for another method. */
+  pathMatched: boolean;
+  name: string;
+}
+
+/** Connection and request limits; `server.*` in the config. */
+export interface HttpLimits {
+  /** Time a client has to send the request headers. */
+  headersTimeoutMs: number;
+  /** Time a client has to send the whole request, body included. */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open. */
+  keepAliveTimeoutMs: number;
+  /** Open connections at most; more are closed as they arrive. */
+  maxConnections: number;
+  /** Request bodies larger than this get 413. */
+  maxBodyBytes: number;
+}
+
+export const DEFAULT_HTTP_LIMITS: HttpLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 1_000,
+  maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
+};
+
+/** The limits from the config's `server` section. */
+export function httpLimits(server: AppConfig["server"]): HttpLimits {
+  return {
+    headersTimeoutMs: server.headers_timeout_ms,
+    requestTimeoutMs: server.request_timeout_ms,
+    keepAliveTimeoutMs: server.keep_alive_timeout_ms,
+    maxConnections: server.max_connections,
+    maxBodyBytes: server.max_body_bytes,
+  };
+}
+
+/** Why the server is paused: the gateway is starting, or draining before it stops. */
+export type PauseReason = "starting" | "draining";
+
+/** Seconds a platform is asked to wait before delivering again while the server is paused. */
+export const PAUSED_RETRY_AFTER_S = 5;
 
 export interface HttpServerOptions {
   host: string;
   port: number;
   logger: Logger;
+  limits?: Partial<HttpLimits>;
 }
 
 export class HttpServer {
   private readonly routes: Route[] = [];
   private server: Server | undefined;
+  private readonly limits: HttpLimits;
+  private readonly rejections: RejectLog;
+  private paused: PauseReason | undefined;
 
-  constructor(private readonly options: HttpServerOptions) {}
+  constructor(private readonly options: HttpServerOptions) {
+    this.limits = { ...DEFAULT_HTTP_LIMITS, ...options.limits };
+    this.rejections = new RejectLog(options.logger);
+  }
 
   /** Mounts a handler. `path` may hold `:name` segments; `method` "*" matches any method. */
-  route(method: string, path: string, handler: RouteHandler): void {
-    this.routes.push({ method: method.toUpperCase(), parts: split(path), handler });
+  route(method: string, path: string, handler: RouteHandler, options: RouteOptions = {}): void {
+    this.routes.push({ method: method.toUpperCase(), parts: split(path), handler, alwaysOpen: options.alwaysOpen === true });
   }
 
   /** Removes every route mounted at `path` (a channel that stops takes its webhook down). */
@@ -39,15 +109,37 @@ export class HttpServer {
     for (let i = this.routes.length - 1; i >= 0; i--) if (this.routes[i]?.parts.join("/") === parts) this.routes.splice(i, 1);
   }
 
+  /** Webhook routes (and unknown paths) answer 503 with Retry-After until {@link resume}. */
+  pause(reason: PauseReason): void {
+    this.paused = reason;
+  }
+
+  resume(): void {
+    this.paused = undefined;
+  }
+
+  /** Why the server is paused, or undefined while it takes every request. */
+  get pausedFor(): PauseReason | undefined {
+    return this.paused;
+  }
+
   async listen(): Promise<AddressInfo> {
-    const server = createServer((req, res) => {
-      // Nothing a client sends may become an unhandled rejection: that would end the process.
-      this.dispatch(req, res).catch((err: unknown) => {
-        this.options.logger.error({ err }, "http request failed");
-        if (!res.headersSent) sendJson(res, 500, { error: "internal error" });
-        else res.end();
-      });
+    const limits = this.limits;
+    const server = createServer({
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      // Node checks the two timeouts above only this often (30 s by default).
+      connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs),
     });
+    server.maxConnections = limits.maxConnections;
+    server.on("request", (req: IncomingMessage, res: ServerResponse) => this.receive(req, res));
+    // A client that announces a body over the cap and waits for "100 Continue" never sends it.
+    server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
+      if ((declaredLength(req) ?? 0) <= limits.maxBodyBytes) res.writeContinue();
+      this.receive(req, res);
+    });
+    server.on("drop", () => this.rejections.note("*", 503, `over server.max_connections (${limits.maxConnections})`));
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
@@ -71,32 +163,85 @@ export class HttpServer {
     await closeServer(server);
   }
 
-  private async dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? "/", "http://localhost");
-    const parts = split(url.pathname);
-    let pathMatched = false;
-    for (const route of this.routes) {
-      let params: RouteParams | undefined;
-      try {
-        params = match(route.parts, parts);
-      } catch {
-        // A path parameter with broken percent-encoding (e.g. "%E0%A4%A").
-        sendJson(res, 400, { error: "malformed path" });
-        return;
-      }
-      if (!params) continue;
-      pathMatched = true;
-      if (route.method !== "*" && route.method !== req.method) continue;
-      try {
-        await route.handler(req, res, params);
-      } catch (err) {
-        this.options.logger.error({ err, path: url.pathname }, "http handler failed");
-        if (!res.headersSent) sendJson(res, 500, { error: "internal error" });
-        else res.end();
-      }
+  private receive(req: IncomingMessage, res: ServerResponse): void {
+    if (res.writableEnded) return;
+    limitBody(req, this.limits.maxBodyBytes);
+    let found: Lookup;
+    try {
+      found = this.lookup(req);
+    } catch {
+      // A path parameter with broken percent-encoding (e.g. "%E0%A4%A").
+      sendJson(res, 400, { error: "malformed path" });
       return;
     }
-    sendJson(res, pathMatched ? 405 : 404, { error: pathMatched ? "method not allowed" : "not found" });
+    if (this.tooLarge(req, res, found.name)) return;
+    const route = found.route;
+    if (!route) {
+      // While starting, the webhook routes may not be mounted yet: ask the platform to come back.
+      if (this.paused && !found.pathMatched) this.answerPaused(res, found.name);
+      else sendJson(res, found.pathMatched ? 405 : 404, { error: found.pathMatched ? "method not allowed" : "not found" });
+      return;
+    }
+    if (this.paused && !route.alwaysOpen) {
+      this.answerPaused(res, found.name);
+      return;
+    }
+    // Nothing a client sends may become an unhandled rejection: that would end the process.
+    Promise.resolve()
+      .then(() => route.handler(req, res, found.params))
+      .catch((err: unknown) => this.failed(req, res, found.name, err));
+  }
+
+  /** The route for a request; `name` (its pattern, or "*") keys log lines. Throws on a malformed path. */
+  private lookup(req: IncomingMessage): Lookup {
+    const parts = split(new URL(req.url ?? "/", "http://localhost").pathname);
+    let pathMatched = false;
+    for (const route of this.routes) {
+      const params = match(route.parts, parts);
+      if (!params) continue;
+      pathMatched = true;
+      if (route.method === "*" || route.method === req.method)
+        return { route, params, pathMatched, name: `/${route.parts.join("/")}` };
+    }
+    return { params: {}, pathMatched, name: "*" };
+  }
+
+  /** Answers 413 at once, before any handler runs, when the announced body is over the cap. */
+  private tooLarge(req: IncomingMessage, res: ServerResponse, route: string): boolean {
+    if ((declaredLength(req) ?? 0) <= this.limits.maxBodyBytes) return false;
+    if (!res.writableEnded) this.refuse(route, res, bodyTooLarge(this.limits.maxBodyBytes));
+    return true;
+  }
+
+  private answerPaused(res: ServerResponse, route: string): void {
+    const reason = this.paused === "starting" ? "the gateway is starting" : "the gateway is shutting down";
+    this.rejections.note(route, 503, reason, "info");
+    sendJson(res, 503, { error: reason }, { "retry-after": String(PAUSED_RETRY_AFTER_S) });
+  }
+
+  /** A handler threw: a refusal the client earned, a client that left, or a fault of ours (500). */
+  private failed(req: IncomingMessage, res: ServerResponse, route: string, err: unknown): void {
+    if (err instanceof HttpError) {
+      this.refuse(route, res, err);
+      return;
+    }
+    if (err instanceof ClientAbortedError) {
+      this.options.logger.debug({ route, method: req.method }, err.message);
+      res.destroy();
+      return;
+    }
+    this.options.logger.error({ err, path: route }, "http handler failed");
+    if (!res.headersSent) sendJson(res, 500, { error: "internal error" });
+    else res.end();
+  }
+
+  private refuse(route: string, res: ServerResponse, err: HttpError): void {
+    this.rejections.note(route, err.status, err.message);
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    sendJson(res, err.status, err.body ?? { error: err.message }, err.headers);
   }
 }
 
@@ -127,16 +272,4 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   const text = JSON.stringify(body);
   res.writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers });
   res.end(text);
-}
-
-/** Reads a request body whole. Rejects bodies over `limit` bytes. */
-export async function readBody(req: IncomingMessage, limit = 1024 * 1024): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw new Error(`request body over ${limit} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
 }

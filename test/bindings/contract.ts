@@ -35,6 +35,7 @@ export function bindingStoreContract(label: string, factory: StoreFactory): void
       options: ["red", "blue"],
       kind: "ambiguous",
       posted: { id: "m1", ref: { chatId: "1" } },
+      askedBy: { id: "u1", name: "Alice" },
       createdAt: now,
     });
 
@@ -62,6 +63,16 @@ export function bindingStoreContract(label: string, factory: StoreFactory): void
       expect((await store.getPending("t1"))?.options).toEqual([]);
       await store.clearPending("t1");
       expect(await store.getPending("t1")).toBeUndefined();
+    });
+
+    it("keeps who asked a pending question, and stores a question without an asker", async () => {
+      await store.setPending(question("t1", "q1"));
+      expect((await store.findPendingByQuestionId("q1"))?.askedBy).toEqual({ id: "u1", name: "Alice" });
+      await store.setPending({ ...question("t1", "q2"), askedBy: { id: "u2" } });
+      expect((await store.getPending("t1"))?.askedBy).toEqual({ id: "u2" });
+      const { askedBy: _, ...anonymous } = question("t2", "q3");
+      await store.setPending(anonymous);
+      expect(await store.getPending("t2")).toEqual(anonymous);
     });
 
     it("dedupes inbound events by channel and event id", async () => {
@@ -100,6 +111,7 @@ export function bindingStoreContract(label: string, factory: StoreFactory): void
         store = await reopen(clock);
         expect(await store.currentThread("k")).toBe("t1");
         expect((await store.findPendingByQuestionId("q1"))?.question).toBe("Which one?");
+        expect((await store.findPendingByQuestionId("q1"))?.askedBy).toEqual({ id: "u1", name: "Alice" });
         expect((await store.unfinished()).map((e) => e.eventId)).toEqual(["1"]);
         expect(await store.recordInbound({ channel: "tg", eventId: "1", key: "k", payload: {} })).toBe(false);
       });

@@ -1,13 +1,40 @@
 import { channelContract } from "../contract/channel-contract.js";
-import type { ContractDriver, VisibleMessage } from "../contract/driver.js";
-import { FakeDingTalk } from "../fakes/dingtalk/index.js";
+import type { ContractDriver, GroupDriver, GroupMember, VisibleMessage } from "../contract/driver.js";
+import { ALICE, BOB, FakeDingTalk, type FakeUser } from "../fakes/dingtalk/index.js";
 
 const TEMPLATE = "tpl-ai-card.schema";
 const INTERVAL_MS = 100;
+const GROUP = "cid-group-1";
+const CAROL: FakeUser = { staffId: "staff-carol", senderId: "$:LWCP_v1:$carol", nick: "Carol" };
+const MEMBERS: Record<GroupMember, FakeUser> = { asker: ALICE, other: BOB, approver: CAROL };
 
 interface DriverOptions {
   mode: "stream" | "http";
   cards: boolean;
+  /** Groups: `user` gives each sender a thread of their own, `chat` one shared thread. */
+  scope: "user" | "chat";
+}
+
+/** The group: every message @mentions the robot; DingTalk has no message only one member sees. */
+function groupOf(fake: FakeDingTalk, scope: DriverOptions["scope"]): GroupDriver {
+  return {
+    userId: (member) => MEMBERS[member].staffId,
+    sharedThread: scope === "chat",
+    privateClickNotice: false,
+    privateTextNotice: false,
+    async says(member, text) {
+      await fake.userSays(text, { group: GROUP, user: MEMBERS[member] });
+    },
+    async click(member, label) {
+      fake.click(label, MEMBERS[member]);
+    },
+    botMessages: () => fake.messagesIn(GROUP).map(visible),
+    shownOnlyTo: () => [],
+  };
+}
+
+function visible(m: { id: string; text: string; buttons: Array<{ text: string }>; versions: VisibleMessage["versions"] }) {
+  return { id: m.id, text: m.text, buttons: m.buttons.map((b) => b.text), versions: m.versions };
 }
 
 async function dingTalkDriver(options: DriverOptions): Promise<ContractDriver> {
@@ -31,6 +58,7 @@ async function dingTalkDriver(options: DriverOptions): Promise<ContractDriver> {
         api_base: fake.url,
         gateway_url: fake.gatewayUrl,
         stream_interval_ms: INTERVAL_MS,
+        session_scope: options.scope,
         ...(options.cards ? { card_template_id: TEMPLATE, card_buttons_key: "buttons" } : {}),
       };
     },
@@ -44,12 +72,14 @@ async function dingTalkDriver(options: DriverOptions): Promise<ContractDriver> {
     async botEcho(text) {
       await fake.botEcho(text);
     },
-    botMessages: (): VisibleMessage[] =>
-      fake.messagesIn(dm).map((m) => ({ id: m.id, text: m.text, buttons: m.buttons.map((b) => b.text), versions: m.versions })),
+    botMessages: (): VisibleMessage[] => fake.messagesIn(dm).map(visible),
+    group: groupOf(fake, options.scope),
     close: () => fake.close(),
   };
 }
 
-channelContract("dingtalk stream mode with AI cards", () => dingTalkDriver({ mode: "stream", cards: true }));
-channelContract("dingtalk stream mode, markdown replies", () => dingTalkDriver({ mode: "stream", cards: false }));
-channelContract("dingtalk http mode, markdown replies", () => dingTalkDriver({ mode: "http", cards: false }));
+// The cards run keeps the default session_scope (user), where a card's buttons were open to
+// everyone in the group; the others share one thread per group, where text answers meet.
+channelContract("dingtalk stream mode with AI cards", () => dingTalkDriver({ mode: "stream", cards: true, scope: "user" }));
+channelContract("dingtalk stream mode, markdown replies", () => dingTalkDriver({ mode: "stream", cards: false, scope: "chat" }));
+channelContract("dingtalk http mode, markdown replies", () => dingTalkDriver({ mode: "http", cards: false, scope: "chat" }));

@@ -7,11 +7,12 @@ import { SqliteBindingStore } from "../../src/bindings/sqlite.js";
 import { NOTICES } from "../../src/channels/dispatcher.js";
 import type { InboundMessage } from "../../src/channels/types.js";
 import { PlatformAuthError } from "../../src/errors.js";
+import { MESSAGES } from "../../src/harness/run-errors.js";
 import type { Harness, RunEvent } from "../../src/harness/types.js";
 import type { SupervisorOptions } from "../../src/supervisor.js";
 import { eventually, sleep, startTestGateway, type TestGateway } from "../contract/gateway.js";
 import { LoopbackWorld } from "../fakes/loopback.js";
-import { contentText, type MockModel, startMockModel } from "../fakes/openai.js";
+import { contentText, lastUserText, type MockModel, startMockModel } from "../fakes/openai.js";
 
 let running: TestGateway[] = [];
 let models: MockModel[] = [];
@@ -318,7 +319,7 @@ describe("dispatcher", () => {
     expect(texts(world)).toEqual([NOTICES.noReply]);
   });
 
-  it("on shutdown, cancels the running reply and starts no queued one: each queued message gets a notice", async () => {
+  it("on shutdown, the cut-off reply says the gateway restarts; queued messages wait in the inbox and run after the restart", async () => {
     const world = new LoopbackWorld();
     const gw = await boot(world, { drainMs: 200 });
     gw.model.setDefault({ text: "c".repeat(400), chunkSize: 2, delayMs: 20 });
@@ -327,14 +328,59 @@ describe("dispatcher", () => {
     const queued = [await world.userSays("two"), await world.userSays("three")];
     await gw.stop(false);
     expect(userTexts(gw.model)).toEqual(["one"]);
-    expect(texts(world).filter((t) => t === NOTICES.shuttingDown)).toHaveLength(2);
+    expect(texts(world).some((t) => t.includes(MESSAGES.shutdown))).toBe(true);
+    expect(texts(world).some((t) => t.includes(MESSAGES.cancelled))).toBe(false);
     const store = new SqliteBindingStore(`${gw.dir}/antler.db`);
     try {
-      expect(await store.unfinished()).toEqual([]);
-      for (const msg of [first, ...queued]) expect((await store.getInbound("loop", msg.eventId))?.state).toMatch(/done|failed/);
+      expect((await store.getInbound("loop", first.eventId))?.state).toBe("done");
+      expect((await store.unfinished()).map((e) => [e.eventId, e.state])).toEqual(queued.map((m) => [m.eventId, "received"]));
     } finally {
       await store.close();
     }
+
+    gw.model.setDefault((req) => ({ text: `answer to ${lastUserText(req)}` }));
+    const again = await boot(world, { model: gw.model, dir: gw.dir });
+    await eventually(() => texts(world).includes("answer to three"), 10_000, "the queued messages answered after the restart");
+    expect(userTexts(gw.model)).toEqual(["one", "two", "three"]);
+    expect(texts(world).indexOf("answer to two")).toBeLessThan(texts(world).indexOf("answer to three"));
+    expect(await again.gateway.store!.unfinished()).toEqual([]);
+  });
+
+  it("after a crash, a message accepted but never started runs if young enough; an older one gets a notice", async () => {
+    const world = new LoopbackWorld();
+    const first = await boot(world);
+    const dir = first.dir;
+    await first.stop(false);
+    const store = new SqliteBindingStore(`${dir}/antler.db`);
+    const waiting = (eventId: string, text: string, chatId: string): InboundMessage => ({
+      channel: "loop",
+      eventId,
+      ref: { channel: "loop", key: `loop:w:${chatId}`, chatId, chatType: "direct" },
+      user: { id: "u1" },
+      text,
+      mentioned: true,
+      sentAt: Date.now(),
+    });
+    for (const msg of [waiting("old-1", "a while ago", "dm1"), waiting("old-2", "long ago", "dm2")]) {
+      await store.recordInbound({ channel: "loop", eventId: msg.eventId, key: msg.ref.key, payload: msg as never });
+    }
+    await store.close();
+    // A short window: the second entry is older than it by the time the gateway starts.
+    await sleep(300);
+    const young = new SqliteBindingStore(`${dir}/antler.db`);
+    await young.recordInbound({
+      channel: "loop",
+      eventId: "young-2",
+      key: "loop:w:dm3",
+      payload: waiting("young-2", "just now", "dm3") as never,
+    });
+    await young.close();
+    const gw = await boot(world, { model: first.model, dir, gateway: { replay_window_ms: 200 } });
+    await eventually(() => texts(world, "dm3").includes("ok: just now"), 10_000, "the young message answered");
+    await eventually(() => texts(world, "dm2").includes(NOTICES.tooOld), 10_000, "the notice for the old one");
+    await eventually(() => texts(world, "dm1").includes(NOTICES.tooOld), 10_000, "the notice for the other old one");
+    expect(userTexts(first.model)).toEqual(["just now"]);
+    expect(await gw.gateway.store!.unfinished()).toEqual([]);
   });
 
   it("/stop also stops a message that is waiting for a free run slot", async () => {

@@ -152,6 +152,35 @@ describe("feishu card clicks", () => {
     });
   });
 
+  it("shows the core's refusal as an error toast to the clicker only", async () => {
+    rig = await startRig({ answerClicks: false });
+    await question(rig);
+    rig.onSink(async (m) => {
+      if (m.action) setImmediate(() => void rig?.channel.answerAction(m, "Only Alice can answer this question."));
+    });
+    const d = await rig.fake.click("Blue", { userId: "ou_bob" });
+    expect(d.ack?.ms).toBeLessThan(3000);
+    expect(d.answer).toMatchObject({ toast: { type: "error", content: "Only Alice can answer this question." } });
+    // The card itself is unchanged: its buttons stay for the asker.
+    expect(
+      rig.fake
+        .botMessages()
+        .at(-1)
+        ?.buttons.map((b) => b.label),
+    ).toEqual(["Red", "Blue"]);
+  });
+
+  it("answers a click the core did not decide on in time with a plain toast, inside Feishu's 3 s", async () => {
+    rig = await startRig({ answerClicks: false });
+    await question(rig);
+    const d = await rig.fake.click("Red");
+    expect(d.ack?.ms).toBeGreaterThanOrEqual(1900);
+    expect(d.ack?.ms).toBeLessThan(3000);
+    expect(d.answer).toMatchObject({ toast: { type: "info", content: "Received" } });
+    const click = rig.inbox.at(-1) as InboundMessage;
+    expect(await rig.channel.answerAction(click, "too late")).toBe(false);
+  });
+
   it("refuses clicks from users outside allowed_users without forwarding them", async () => {
     rig = await startRig({ config: { allowed_users: [USER] } });
     await question(rig, false);

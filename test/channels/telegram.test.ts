@@ -234,6 +234,51 @@ describe("telegram outbound", () => {
     expect(rig.inbox.filter((m) => m.action).map((m) => m.user.id)).toEqual([String(alice.id)]);
   });
 
+  it("holds a click for the core: its refusal shows as an alert to the clicker alone", async () => {
+    rig = await startRig();
+    rig.fake.say(GROUP, alice, `@${BOT} hi`);
+    await waitFor(() => rig!.inbox.length === 1, 5000, "hi");
+    await rig.channel.send(rig.inbox[0]!.ref, { text: "Pick", buttons: [{ id: "y", label: "Yes" }], questionId: "q1" });
+    rig.sink = async (m) => {
+      rig!.inbox.push(m);
+      if (m.action) setImmediate(() => void rig!.channel.answerAction(m, "Only Alice can answer this question."));
+    };
+    const update = rig.fake.click(GROUP.id, bob, "Yes");
+    const queryId = (update.callback_query as { id: string }).id;
+    const answered = () => (rig!.fake.callback(queryId)?.answeredAt ? rig!.fake.callback(queryId) : undefined);
+    const record = await waitFor(answered, 1000, "alert");
+    expect(record).toMatchObject({ text: "Only Alice can answer this question.", showAlert: true });
+    expect(rig.fake.clickAnswersSeenBy(bob.id)).toEqual(["Only Alice can answer this question."]);
+    expect(rig.fake.clickAnswersSeenBy(alice.id)).toEqual([]);
+    // The keyboard stays for the asker.
+    expect(
+      rig.fake
+        .botMessages(GROUP.id)
+        .at(-1)
+        ?.keyboard.flat()
+        .map((b) => b.text),
+    ).toEqual(["Yes"]);
+  });
+
+  it("answers a held click by itself when the core does not, and then reports it too late", async () => {
+    rig = await startRig();
+    rig.fake.dm(alice, "hi");
+    await waitFor(() => rig!.inbox.length === 1, 5000, "hi");
+    await rig.channel.send(dmRef(rig), { text: "Pick", buttons: [{ id: "y", label: "Yes" }], questionId: "q1" });
+    rig.sink = async (m) => {
+      rig!.inbox.push(m);
+    };
+    const update = rig.fake.click(alice.id, alice, "Yes");
+    const queryId = (update.callback_query as { id: string }).id;
+    const click = await waitFor(() => rig!.inbox.find((m) => m.action), 5000, "the click");
+    expect(click.action?.callbackId).toBe(queryId);
+    const answered = () => (rig!.fake.callback(queryId)?.answeredAt ? rig!.fake.callback(queryId) : undefined);
+    const record = await waitFor(answered, 5000, "answer");
+    expect(record.answeredAt! - record.at).toBeGreaterThanOrEqual(2000);
+    expect(record.text).toBeUndefined();
+    expect(await rig.channel.answerAction(click, "late")).toBe(false);
+  });
+
   it("refuses buttons whose callback_data would pass 64 bytes", async () => {
     rig = await startRig();
     rig.fake.dm(alice, "hi");

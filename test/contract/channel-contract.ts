@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { contentText, type MockModel } from "../fakes/openai.js";
 import type { ContractDriver, VisibleMessage } from "./driver.js";
 import { eventually, freePort, sleep, startTestGateway, type TestGateway, type TestGatewayOptions } from "./gateway.js";
+import { groupContract, withApprover } from "./group-contract.js";
 
 const REPLY =
   "Antler streams this reply in small pieces. Each piece arrives a little later than the one before. " +
@@ -30,7 +31,8 @@ export function channelContract(
     beforeEach(async () => {
       driver = await makeDriver();
       const port = await freePort();
-      const channels = { [driver.channelName]: driver.channelConfig({ gatewayUrl: `http://127.0.0.1:${port}` }) };
+      const config = driver.channelConfig({ gatewayUrl: `http://127.0.0.1:${port}` });
+      const channels = { [driver.channelName]: withApprover(driver, config) };
       gw = await startTestGateway({ ...(await options.gateway?.()), channels, port });
       model = gw.model;
       const slot = gw.gateway.slot(driver.channelName);
@@ -112,6 +114,8 @@ export function channelContract(
       expect(users).toHaveLength(1);
       expect(driver.botMessages().filter((m) => m.text === "Only once.")).toHaveLength(1);
     });
+
+    groupContract(() => ({ driver, model }));
   });
 }
 

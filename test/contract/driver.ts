@@ -18,6 +18,36 @@ export interface VisibleMessage {
   threadId?: string;
 }
 
+/** A member of the test group: the one who asks, someone else, and an approver (listed in `approvers`). */
+export type GroupMember = "asker" | "other" | "approver";
+
+/**
+ * A group conversation with three members, for the "who may answer" tests. The asker's first
+ * message opens it (mentioning the bot); later messages from anyone are follow-ups there that
+ * address the bot the way the platform needs (a mention, or a reply in the bot's thread).
+ */
+export interface GroupDriver {
+  /** Platform user id of a member; the suite lists the approver's under `approvers`. */
+  userId(member: GroupMember): string;
+  /**
+   * Every member's messages land in one conversation (a Slack thread, a Feishu topic, a
+   * Telegram group). False where each sender has their own (DingTalk `session_scope: user`).
+   */
+  readonly sharedThread: boolean;
+  /** A refused click's notice reaches only the clicker (an ephemeral message, alert or toast). */
+  readonly privateClickNotice: boolean;
+  /** A refused message's notice reaches only its sender. */
+  readonly privateTextNotice: boolean;
+  /** `member` writes `text` in the group. Resolves once the fake delivered it. */
+  says(member: GroupMember, text: string): Promise<void>;
+  /** `member` clicks the button labelled `label` on the newest bot message in the group showing it. */
+  click(member: GroupMember, label: string): Promise<void>;
+  /** Bot messages in the group that every member sees, oldest first. */
+  botMessages(): VisibleMessage[];
+  /** Texts only `member` was shown: ephemeral messages and click answers (alerts, toasts). */
+  shownOnlyTo(member: GroupMember): string[];
+}
+
 export interface ContractDriver {
   /** Name the channel is configured under (`channels.<name>`). */
   readonly channelName: string;
@@ -45,6 +75,8 @@ export interface ContractDriver {
   botEcho(text: string): Promise<void>;
   /** Bot messages in the test conversation, oldest first. */
   botMessages(): VisibleMessage[];
+  /** A group with three members, for the "who may answer" tests; without it they are skipped. */
+  readonly group?: GroupDriver;
   /** Stops the fake. */
   close(): Promise<void>;
 }

@@ -1,6 +1,13 @@
 /** A contract driver over the in-process loopback channel (test/fakes/loopback.ts). */
 import { LoopbackWorld } from "../fakes/loopback.js";
-import type { ContractDriver, VisibleMessage } from "./driver.js";
+import type { ContractDriver, GroupDriver, GroupMember, VisibleMessage } from "./driver.js";
+
+const GROUP = "g1";
+const MEMBERS: Record<GroupMember, { id: string; name: string }> = {
+  asker: { id: "u-alice", name: "Alice" },
+  other: { id: "u-bob", name: "Bob" },
+  approver: { id: "u-carol", name: "Carol" },
+};
 
 export function loopbackDriver(options: { buttons: boolean; edits: boolean }): ContractDriver {
   const world = new LoopbackWorld({
@@ -8,6 +15,8 @@ export function loopbackDriver(options: { buttons: boolean; edits: boolean }): C
     enforceEditInterval: true,
     buttons: options.buttons,
     edits: options.edits,
+    // With buttons the channel can also show a notice to one user; without, the core's fallback runs.
+    privateNotices: options.buttons,
   });
   let last: Awaited<ReturnType<LoopbackWorld["userSays"]>> | undefined;
   return {
@@ -38,8 +47,34 @@ export function loopbackDriver(options: { buttons: boolean; edits: boolean }): C
         sentAt: Date.now(),
       });
     },
-    botMessages: (): VisibleMessage[] =>
-      world.botMessages().map((m) => ({ id: m.id, text: m.text, buttons: m.buttons.map((b) => b.label), versions: m.versions })),
+    botMessages: (): VisibleMessage[] => visible(world, "dm1"),
+    group: groupOf(world, options.buttons),
     async close() {},
+  };
+}
+
+function visible(world: LoopbackWorld, chatId: string): VisibleMessage[] {
+  return world
+    .botMessages(chatId)
+    .map((m) => ({ id: m.id, text: m.text, buttons: m.buttons.map((b) => b.label), versions: m.versions }));
+}
+
+/** One group chat `g1` where every member's messages share one conversation. */
+function groupOf(world: LoopbackWorld, privateNotices: boolean): GroupDriver {
+  return {
+    userId: (member) => MEMBERS[member].id,
+    sharedThread: true,
+    privateClickNotice: privateNotices,
+    privateTextNotice: privateNotices,
+    async says(member, text) {
+      const { id, name } = MEMBERS[member];
+      await world.userSays(text, { chatId: GROUP, chatType: "group", userId: id, userName: name, mentioned: true });
+    },
+    async click(member, label) {
+      const { id, name } = MEMBERS[member];
+      await world.click(label, { chatId: GROUP, userId: id, userName: name });
+    },
+    botMessages: () => visible(world, GROUP),
+    shownOnlyTo: (member) => world.privateNoticesFor(MEMBERS[member].id, GROUP),
   };
 }

@@ -5,6 +5,7 @@
  * user would see, with the time each version appeared.
  */
 import { z } from "zod";
+import { accessConfigShape } from "../../src/channels/access.js";
 import type {
   Channel,
   ChannelCapabilities,
@@ -23,6 +24,7 @@ import { ChannelError, NotModifiedError, PlatformNotFoundError, PlatformRateLimi
 export interface LoopbackMessage {
   id: string;
   chatId: string;
+  chatType: "direct" | "group";
   threadId?: string;
   text: string;
   buttons: Array<{ id: string; label: string }>;
@@ -59,6 +61,19 @@ export interface LoopbackOptions {
    * open stream's message cannot be edited.
    */
   nativeStream?: Partial<NativeStreamLimits>;
+  /**
+   * Give the channel `answerAction` and `notifyUser`: a notice for one user shows to them alone
+   * (recorded in `privateNotices`). Without it the core must fall back to notices everyone sees.
+   */
+  privateNotices?: boolean;
+}
+
+/** A notice only one user saw: a click's answer, or a message shown to them alone. */
+export interface PrivateNotice {
+  userId: string;
+  chatId: string;
+  text: string;
+  via: "click" | "message";
 }
 
 /** The fake platform. One world can serve several channel instances (restarts). */
@@ -68,6 +83,9 @@ export class LoopbackWorld {
   readonly typing: Array<{ chatId: string; at: number }> = [];
   readonly calls: Array<{ op: Op | "rejected"; at: number; detail?: string }> = [];
   readonly delivered: InboundMessage[] = [];
+  readonly privateNotices: PrivateNotice[] = [];
+  /** Event ids of clicks the channel answered (with a notice or without); a click is answered once. */
+  readonly answeredClicks: string[] = [];
   private readonly faults: Fault[] = [];
   private rateLimitRatio = 0;
   private rateLimitMs = 0;
@@ -147,6 +165,7 @@ export class LoopbackWorld {
       mentioned?: boolean;
       eventId?: string;
       threadId?: string;
+      userName?: string;
     } = {},
   ): Promise<InboundMessage> {
     const chatId = opts.chatId ?? "dm1";
@@ -162,7 +181,7 @@ export class LoopbackWorld {
       channel: channel.name,
       eventId: opts.eventId ?? `ev${this.seq++}`,
       ref,
-      user: { id: opts.userId ?? "u1", name: "User One" },
+      user: { id: opts.userId ?? "u1", name: opts.userName ?? "User One" },
       text,
       mentioned: opts.mentioned ?? ref.chatType === "direct",
       sentAt: Date.now(),
@@ -178,17 +197,26 @@ export class LoopbackWorld {
     await this.sink(msg);
   }
 
-  /** The user clicks the button labelled `label` on the newest message showing it. */
-  async click(label: string, opts: { userId?: string } = {}): Promise<InboundMessage> {
-    const message = [...this.messages].reverse().find((m) => m.buttons.some((b) => b.label === label));
+  /** The user clicks the button labelled `label` on the newest message (in `chatId`, if given) showing it. */
+  async click(label: string, opts: { userId?: string; userName?: string; chatId?: string } = {}): Promise<InboundMessage> {
+    const message = [...this.messages]
+      .reverse()
+      .find((m) => (!opts.chatId || m.chatId === opts.chatId) && m.buttons.some((b) => b.label === label));
     if (!message) throw new Error(`no message shows a button "${label}"`);
     const button = message.buttons.find((b) => b.label === label)!;
     const channel = this.requireChannel();
+    const thread = message.threadId ? `:${message.threadId}` : "";
     const msg: InboundMessage = {
       channel: channel.name,
       eventId: `click${this.seq++}`,
-      ref: { channel: channel.name, key: `${channel.name}:w:${message.chatId}`, chatId: message.chatId, chatType: "direct" },
-      user: { id: opts.userId ?? "u1" },
+      ref: {
+        channel: channel.name,
+        key: `${channel.name}:w:${message.chatId}${thread}`,
+        chatId: message.chatId,
+        chatType: message.chatType,
+        ...(message.threadId ? { threadId: message.threadId } : {}),
+      },
+      user: { id: opts.userId ?? "u1", ...(opts.userName ? { name: opts.userName } : {}) },
       text: "",
       mentioned: true,
       action: { questionId: message.questionId ?? "", buttonId: button.id, messageId: message.id },
@@ -202,6 +230,11 @@ export class LoopbackWorld {
     return this.messages.filter((m) => m.chatId === chatId && m.fromBot);
   }
 
+  /** Texts only `userId` was shown (click answers, messages for them alone), oldest first. */
+  privateNoticesFor(userId: string, chatId?: string): string[] {
+    return this.privateNotices.filter((n) => n.userId === userId && (!chatId || n.chatId === chatId)).map((n) => n.text);
+  }
+
   // ---- the platform side, called by the channel ----
 
   send(ref: ConversationRef, content: OutboundContent): LoopbackMessage {
@@ -210,6 +243,7 @@ export class LoopbackWorld {
     const message: LoopbackMessage = {
       id: `m${this.seq++}`,
       chatId: ref.chatId,
+      chatType: ref.chatType,
       ...(ref.threadId ? { threadId: ref.threadId } : {}),
       text: content.text,
       buttons: content.buttons ?? [],
@@ -248,6 +282,7 @@ export class LoopbackWorld {
     const message: LoopbackMessage = {
       id: `m${this.seq++}`,
       chatId: ref.chatId,
+      chatType: ref.chatType,
       ...(ref.threadId ? { threadId: ref.threadId } : {}),
       text: "",
       buttons: [],
@@ -288,6 +323,14 @@ export class LoopbackWorld {
 
   streamLimits(): NativeStreamLimits {
     return { maxTextLength: 4096, maxDurationMs: 60_000, ...this.options.nativeStream };
+  }
+
+  /** A click's answer: shown to the clicker alone; false for a click already answered. */
+  answerClick(msg: InboundMessage, notice?: string): boolean {
+    if (this.answeredClicks.includes(msg.eventId)) return false;
+    this.answeredClicks.push(msg.eventId);
+    if (notice) this.privateNotices.push({ userId: msg.user.id, chatId: msg.ref.chatId, text: notice, via: "click" });
+    return true;
   }
 
   noteTyping(chatId: string): void {
@@ -333,6 +376,8 @@ function sameButtons(a: OutboundContent["buttons"] = [], b: OutboundContent["but
 
 export const LoopbackChannelConfig = z.strictObject({
   world: z.string(),
+  // Accepted so tests can set them; the registry reads them from the section (no `access` here).
+  ...z.object(accessConfigShape).partial().shape,
   /** A credential, like a real platform's bot token (unused by the fake, but a secret in config). */
   bot_token: z.string().optional(),
 });
@@ -348,6 +393,9 @@ export class LoopbackChannel implements Channel {
   /** Present only when the world has `nativeStream` set. */
   readonly streamLimits?: NativeStreamLimits;
   startStream?: (ref: ConversationRef) => Promise<NativeStream | undefined>;
+  /** Present only when the world has `privateNotices` set. */
+  answerAction?: (msg: InboundMessage, notice?: string) => Promise<boolean>;
+  notifyUser?: (ref: ConversationRef, userId: string, text: string) => Promise<boolean>;
   private lastError: { message: string; at: number } | null = null;
 
   constructor(ctx: ChannelContext<LoopbackChannelConfig>) {
@@ -367,6 +415,13 @@ export class LoopbackChannel implements Channel {
     if (o.nativeStream) {
       this.streamLimits = this.world.streamLimits();
       this.startStream = async (ref) => this.openStream(ref);
+    }
+    if (o.privateNotices) {
+      this.answerAction = async (msg, notice) => this.world.answerClick(msg, notice);
+      this.notifyUser = async (ref, userId, text) => {
+        this.world.privateNotices.push({ userId, chatId: ref.chatId, text, via: "message" });
+        return true;
+      };
     }
   }
 

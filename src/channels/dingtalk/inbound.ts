@@ -52,6 +52,30 @@ function messageText(msg: RobotMessage): string | undefined {
   return undefined;
 }
 
+/**
+ * Why `data` cannot be a robot message, or undefined when it has what a translation needs: a
+ * signed request or a frame can still carry anything, and an event without `msgId` cannot be
+ * deduped or recorded.
+ */
+export function robotMessageProblem(data: unknown): string | undefined {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return "the body is not a JSON object";
+  const msg = data as Record<string, unknown>;
+  for (const key of ["msgId", "conversationId", "senderId"] as const) {
+    if (typeof msg[key] !== "string" || msg[key] === "") return `${key} is missing`;
+  }
+  if (typeof msg.msgtype !== "string") return "msgtype is missing";
+  for (const key of ["text", "content"] as const) {
+    const value = msg[key];
+    if (value !== undefined && (typeof value !== "object" || value === null || Array.isArray(value)))
+      return `${key} is not an object`;
+  }
+  const richText = (msg.content as { richText?: unknown } | undefined)?.richText;
+  if (richText !== undefined && !(Array.isArray(richText) && richText.every((p) => typeof p === "object" && p !== null))) {
+    return "content.richText is not a list of objects";
+  }
+  return undefined;
+}
+
 /** Translates a robot message; types Antler cannot read (pictures, files…) get empty text. */
 export function robotMessageToInbound(name: string, scope: SessionScope, msg: RobotMessage): InboundMessage | undefined {
   // Types Antler cannot read (pictures, files…) reach the core with empty text, so the user hears so.

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { type DWClientDownStream, TOPIC_CARD, TOPIC_ROBOT } from "dingtalk-stream";
 import { ChannelError, errorMessage } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
-import { readBody, sendJson } from "../../server/http.js";
+import { HttpError, readBody, sendJson } from "../../server/http.js";
 import { accessRulesFrom } from "../access.js";
 import type {
   AccessRules,
@@ -29,7 +29,14 @@ import { DingTalkApi } from "./api.js";
 import { CardApi, FLOW } from "./card.js";
 import { CardStream } from "./card-stream.js";
 import { DingTalkChannelConfig } from "./config.js";
-import { type CardCallback, cardClickToInbound, type RobotMessage, robotMessageToInbound, signatureProblem } from "./inbound.js";
+import {
+  type CardCallback,
+  cardClickToInbound,
+  type RobotMessage,
+  robotMessageProblem,
+  robotMessageToInbound,
+  signatureProblem,
+} from "./inbound.js";
 import { sendMarkdown } from "./markdown-send.js";
 import { AntlerStreamClient } from "./stream-client.js";
 
@@ -254,6 +261,11 @@ export class DingTalkChannel implements Channel {
   }
 
   private fromRobot(data: unknown): InboundMessage | undefined {
+    const problem = robotMessageProblem(data);
+    if (problem) {
+      this.logger.debug({ problem }, "dingtalk robot message ignored");
+      return undefined;
+    }
     const inbound = robotMessageToInbound(this.name, this.config.session_scope, data as RobotMessage);
     if (!inbound) this.logger.debug({ msgtype: (data as RobotMessage).msgtype }, "dingtalk message type ignored");
     return inbound;
@@ -271,26 +283,28 @@ export class DingTalkChannel implements Channel {
     this.routePath = path;
   }
 
+  /**
+   * One HTTP callback. Refusals are thrown as HttpError (the server answers and logs them,
+   * rate-limited): input that will not get better on a retry gets 4xx, never 500, since DingTalk
+   * retries a 500. Only a sink failure answers 500, so that the message is delivered again.
+   */
   private async onCallback(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const header = (name: string) => {
       const v = req.headers[name];
       return Array.isArray(v) ? v[0] : v;
     };
+    // The shared reader answers 413 over server.max_body_bytes before anything else is checked.
+    const raw = (await readBody(req)).toString("utf8");
     const problem = signatureProblem(this.config.client_secret as string, header("timestamp"), header("sign"));
-    if (problem) {
-      this.logger.warn({ problem }, "dingtalk callback rejected");
-      sendJson(res, 401, { error: problem });
-      return;
-    }
+    if (problem) throw new HttpError(401, problem);
     let body: unknown;
     try {
-      body = JSON.parse((await readBody(req)).toString("utf8"));
+      body = JSON.parse(raw);
     } catch {
-      // A body that is not JSON will not get better on a retry: refuse it rather than answer 500.
-      this.logger.warn("dingtalk callback rejected: body is not JSON");
-      sendJson(res, 400, { error: "body is not JSON" });
-      return;
+      throw new HttpError(400, "body is not JSON");
     }
+    const shape = robotMessageProblem(body);
+    if (shape) throw new HttpError(400, `not a robot message: ${shape}`);
     const inbound = this.fromRobot(body);
     if (inbound && this.sink) await this.sink(inbound);
     sendJson(res, 200, {});

@@ -104,14 +104,16 @@ export function translateClick(channel: string, data: CardActionEvent): InboundM
     chatType: group ? "group" : "direct",
   };
   if (rootId) ref.threadId = rootId;
+  const eventId = data.event_id || `${messageId}:${value.q}:${value.b}:${Date.now()}`;
   return {
     channel,
-    eventId: data.event_id || `${messageId}:${value.q}:${value.b}:${Date.now()}`,
+    eventId,
     ref,
     user: { id: data.operator?.open_id ?? data.operator?.user_id ?? "" },
     text: "",
     mentioned: true,
-    action: { questionId: value.q, buttonId: value.b, messageId },
+    // The callback's own response answers the click; the adapter finds it by the event id.
+    action: { questionId: value.q, buttonId: value.b, messageId, callbackId: eventId },
     sentAt: Date.now(),
   };
 }

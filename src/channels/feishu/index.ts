@@ -7,12 +7,14 @@ import * as lark from "@larksuiteoapi/node-sdk";
 import { ChannelError, errorMessage, PlatformAuthError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { accessRulesFrom, isAllowedUser } from "../access.js";
+import { ClickHolds } from "../click-holds.js";
 import type {
   AccessRules,
   ChannelCapabilities,
   ChannelContext,
   ChannelStatus,
   ConversationRef,
+  InboundMessage,
   InboundSink,
   MessageHandle,
   NativeStream,
@@ -37,6 +39,8 @@ const MAX_CARD_TEXT = 9000;
 /** Streaming mode closes itself after 10 minutes; rotate to a new card before that. */
 const MAX_STREAM_MS = 9 * 60_000;
 const TYPING_EMOJI = "Typing";
+/** How long a click's callback waits for the core's verdict; Feishu wants the answer within 3 s. */
+const CLICK_HOLD_MS = 2000;
 
 export class FeishuChannel {
   static readonly configSchema = FeishuChannelConfig;
@@ -54,6 +58,8 @@ export class FeishuChannel {
   private readonly botTopics = new RecentSet(5000);
   /** Typing reactions by the user's message id. */
   private readonly reactions = new Map<string, Promise<string | undefined>>();
+  /** Clicks whose callback response waits for the core, so a refusal can be a toast. */
+  private readonly clicks = new ClickHolds();
   private api: FeishuApi | undefined;
   private outbound: FeishuOutbound | undefined;
   private connection: LongConnection | undefined;
@@ -119,6 +125,7 @@ export class FeishuChannel {
     if (this.webhookPath) this.ctx.http.unroute(this.webhookPath);
     this.webhookPath = undefined;
     this.reactions.clear();
+    this.clicks.releaseAll();
     if (!keepState) this.state = "stopped";
   }
 
@@ -182,6 +189,11 @@ export class FeishuChannel {
       .catch((err: unknown) => this.logger.debug({ err }, "removing the typing reaction failed"));
   }
 
+  /** Answers a click held open: `notice` becomes the callback's toast, which only the clicker sees. */
+  async answerAction(msg: InboundMessage, notice?: string): Promise<boolean> {
+    return this.clicks.answer(msg.action?.callbackId, notice);
+  }
+
   /** Proves the credentials: a fresh tenant token, then the bot's own info. */
   async check(): Promise<string> {
     const api = this.ensureApi();
@@ -210,11 +222,26 @@ export class FeishuChannel {
         if (!isAllowedUser(this.access, msg.user.id)) {
           return { toast: { type: "error", content: "You are not allowed to answer this question." } };
         }
-        await sink(msg);
-        const label = readButtonValue(data.action?.value)?.l;
-        return { toast: { type: "success", content: label ? `Selected: ${label}` : "Received" } };
+        return this.takeClick(msg, sink, readButtonValue(data.action?.value)?.l);
       },
     });
+  }
+
+  /** Hands a click to the core and answers with a toast: the core's refusal, or what was selected. */
+  private async takeClick(msg: InboundMessage, sink: InboundSink, label: string | undefined): Promise<unknown> {
+    const id = msg.action?.callbackId ?? msg.eventId;
+    const verdict = this.clicks.hold(id, CLICK_HOLD_MS);
+    try {
+      await sink(msg);
+    } catch (err) {
+      this.clicks.answer(id);
+      throw err;
+    }
+    const { notice, expired } = await verdict;
+    if (notice) return { toast: { type: "error", content: notice } };
+    // Not decided in time (a busy conversation, a redelivery): say only that it arrived.
+    if (expired) return { toast: { type: "info", content: "Received" } };
+    return { toast: { type: "success", content: label ? `Selected: ${label}` : "Received" } };
   }
 
   private mountWebhook(dispatcher: lark.EventDispatcher): void {
@@ -229,7 +256,6 @@ export class FeishuChannel {
     const handler = feishuWebhookHandler({
       encryptKey: this.config.encrypt_key || undefined,
       verificationToken: this.config.verification_token || undefined,
-      logger: this.logger,
       dispatch: (envelope) => dispatcher.invoke(envelope, { needCheck: false }),
       onRejected: (reason) => this.noteError(new Error(`webhook request rejected: ${reason}`)),
     });

@@ -1,24 +1,35 @@
 /**
  * The webhook route. Checks happen here, on the raw bytes, before anything is dispatched:
  * decryption with `encrypt_key` (AES-256-CBC, key = SHA-256 of the key string), the
- * `X-Lark-Signature` over timestamp + nonce + key + body, and the verification token. The SDK's
+ * `X-Lark-Signature` over timestamp + nonce + key + body and the freshness of that timestamp,
+ * the verification token, and the event's shape (and age, for unsigned events). The SDK's
  * own adapters answer 200 to a forged request and skip the token, so they are not used.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import * as lark from "@larksuiteoapi/node-sdk";
-import type { Logger } from "../../log/logger.js";
-import { readBody, sendJson } from "../../server/http.js";
+import { HttpError, isJsonObject, readBody, sendJson } from "../../server/http.js";
+import { eventProblem } from "./event-check.js";
 
 export interface WebhookOptions {
   encryptKey?: string;
   verificationToken?: string;
-  logger: Logger;
   /** Hands a decrypted, verified envelope to the event dispatcher; its result is the response body. */
   dispatch(envelope: Record<string, unknown>): Promise<unknown>;
   /** Called for every request refused, with the reason (for status and logs). */
   onRejected?(reason: string): void;
 }
+
+/** How far a signed request's timestamp may be from our clock, as Slack allows. */
+export const SIGNED_WINDOW_MS = 5 * 60_000;
+/**
+ * How old a plain (unsigned) event may be. Its only time is `header.create_time`, which Feishu
+ * keeps on redeliveries (15 s, 5 min, 1 h, 6 h after the first try), so the window must cover
+ * the last one; the 48-hour dedupe covers anything younger.
+ */
+export const PLAIN_WINDOW_MS = 8 * 3600_000;
+/** How far in the future a plain event's `create_time` may be (clock skew). */
+const FUTURE_SKEW_MS = 5 * 60_000;
 
 class Rejection extends Error {
   constructor(
@@ -29,19 +40,25 @@ class Rejection extends Error {
   }
 }
 
+/**
+ * The route's handler. Refusals are thrown as HttpError with Feishu's `{code, msg}` body: the
+ * server answers them and logs them rate-limited. The body is read by the shared reader, which
+ * answers 413 over `server.max_body_bytes` before anything here runs.
+ */
 export function feishuWebhookHandler(options: WebhookOptions) {
   const cipher = options.encryptKey ? new lark.AESCipher(options.encryptKey) : undefined;
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const raw = (await readBody(req)).toString("utf8");
     let envelope: Record<string, unknown>;
     try {
-      const raw = (await readBody(req)).toString("utf8");
       envelope = open(raw, req, options, cipher);
     } catch (err) {
       const rejection = err instanceof Rejection ? err : new Rejection(400, "unreadable request");
       options.onRejected?.(rejection.message);
-      options.logger.warn({ reason: rejection.message }, "feishu webhook request rejected");
-      sendJson(res, rejection.status, { code: rejection.status, msg: rejection.message });
-      return;
+      throw new HttpError(rejection.status, `feishu webhook: ${rejection.message}`, {
+        code: rejection.status,
+        msg: rejection.message,
+      });
     }
     if (envelope.type === "url_verification") {
       sendJson(res, 200, { challenge: envelope.challenge });
@@ -77,7 +94,28 @@ function open(
     if (signature || !isChallenge) verifySignature(raw, req, options.encryptKey as string, signature);
   }
   checkToken(envelope, options.verificationToken);
+  if (envelope.type !== "url_verification") checkEvent(envelope, !cipher);
   return envelope;
+}
+
+/**
+ * A schema 2.0 event with a header Antler can dedupe on. Unsigned events must also be recent:
+ * signed ones were checked by their request timestamp already.
+ */
+function checkEvent(envelope: Record<string, unknown>, plain: boolean, now = Date.now()): void {
+  const head = envelope.header;
+  if (!isJsonObject(head) || typeof head.event_type !== "string" || typeof head.event_id !== "string") {
+    throw new Rejection(400, "not a schema 2.0 event: header.event_type or header.event_id is missing");
+  }
+  if (!isJsonObject(envelope.event)) throw new Rejection(400, "not a schema 2.0 event: event is not an object");
+  const problem = eventProblem(head.event_type, envelope.event);
+  if (problem) throw new Rejection(400, `${head.event_type}: ${problem}`);
+  if (!plain) return;
+  const created = Number(head.create_time);
+  if (!Number.isFinite(created)) throw new Rejection(400, "header.create_time is missing");
+  if (now - created > PLAIN_WINDOW_MS || created - now > FUTURE_SKEW_MS) {
+    throw new Rejection(401, "header.create_time is outside the accepted window: a replayed event?");
+  }
 }
 
 function verifySignature(raw: string, req: IncomingMessage, encryptKey: string, signature: string | undefined): void {
@@ -90,6 +128,10 @@ function verifySignature(raw: string, req: IncomingMessage, encryptKey: string, 
   const a = Buffer.from(expected);
   const b = Buffer.from(signature);
   if (a.length !== b.length || !timingSafeEqual(a, b)) throw new Rejection(401, "bad X-Lark-Signature");
+  // The timestamp is part of what is signed, so a recent one proves the request is not a replay.
+  if (!(Math.abs(Date.now() - Number(ts) * 1000) <= SIGNED_WINDOW_MS)) {
+    throw new Rejection(401, "X-Lark-Request-Timestamp is more than 5 minutes off: a replayed request?");
+  }
 }
 
 /** Schema 2.0 carries the token in `header.token`; URL verification and v1 events at the top. */
@@ -103,7 +145,7 @@ function checkToken(envelope: Record<string, unknown>, expected: string | undefi
 function parseObject(text: string, problem: string): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(text);
-    if (value && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
+    if (isJsonObject(value)) return value;
   } catch {
     // fall through
   }

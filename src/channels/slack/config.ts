@@ -27,6 +27,7 @@ export const SlackChannelConfig = z.strictObject({
   /** Slack calls its chats channels, hence `allowed_channels` for the shared `allowed_chats`. */
   allowed_channels: accessConfigShape.allowed_chats,
   require_mention: accessConfigShape.require_mention,
+  approvers: accessConfigShape.approvers,
   /** Stream replies in threads with chat.startStream/appendStream/stopStream. */
   native_streaming: bool().default(true),
   /** Minimum time between two chat.update calls on one message. */

@@ -7,8 +7,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type App, type Receiver, type ReceiverEvent, verifySlackRequest } from "@slack/bolt";
 import type { Logger } from "../../log/logger.js";
-import { readBody, sendJson } from "../../server/http.js";
+import { HttpError, isJsonObject, readBody, sendJson } from "../../server/http.js";
 import type { HttpMount } from "../types.js";
+import { envelopeProblem } from "./envelope-check.js";
 
 export interface SlackHttpReceiverOptions {
   signingSecret: string;
@@ -40,17 +41,16 @@ export class SlackHttpReceiver implements Receiver {
     this.options.http.unroute(this.options.path);
   }
 
+  /** Refusals are thrown as HttpError: the server answers them and logs them rate-limited. */
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // The shared reader answers 413 over server.max_body_bytes, before the signature is checked.
     const raw = (await readBody(req)).toString("utf8");
-    if (!this.verified(req, raw)) {
-      sendJson(res, 401, { error: "invalid signature" });
-      return;
-    }
+    const problem = this.signatureProblem(req, raw);
+    if (problem) throw new HttpError(401, `invalid signature: ${problem}`, { error: "invalid signature" });
     const body = parseBody(req, raw);
-    if (!body) {
-      sendJson(res, 400, { error: "unreadable body" });
-      return;
-    }
+    if (!body) throw new HttpError(400, "body is not a JSON object or a form with a JSON payload", { error: "unreadable body" });
+    const shape = envelopeProblem(body);
+    if (shape) throw new HttpError(400, `not a Slack event: ${shape}`);
     if (body.type === "url_verification") {
       sendJson(res, 200, { challenge: body.challenge });
       return;
@@ -62,20 +62,20 @@ export class SlackHttpReceiver implements Receiver {
     await this.dispatch(req, res, body);
   }
 
-  private verified(req: IncomingMessage, raw: string): boolean {
+  /** Why the request's signature is not acceptable, or undefined when it is. */
+  private signatureProblem(req: IncomingMessage, raw: string): string | undefined {
     const signature = header(req, "x-slack-signature");
     const timestamp = Number(header(req, "x-slack-request-timestamp"));
-    if (!signature || !Number.isFinite(timestamp)) return false;
+    if (!signature || !Number.isFinite(timestamp)) return "missing X-Slack-Signature or X-Slack-Request-Timestamp";
     try {
       verifySlackRequest({
         signingSecret: this.options.signingSecret,
         body: raw,
         headers: { "x-slack-signature": signature, "x-slack-request-timestamp": timestamp },
       });
-      return true;
+      return undefined;
     } catch (err) {
-      this.options.logger.warn({ reason: (err as Error).message }, "slack request rejected");
-      return false;
+      return (err as Error).message;
     }
   }
 
@@ -131,10 +131,12 @@ function parseBody(req: IncomingMessage, raw: string): Record<string, unknown> |
     if (type.startsWith("application/x-www-form-urlencoded")) {
       const form = new URLSearchParams(raw);
       const payload = form.get("payload");
-      return payload ? (JSON.parse(payload) as Record<string, unknown>) : Object.fromEntries(form);
+      if (!payload) return Object.fromEntries(form);
+      const parsed = JSON.parse(payload) as unknown;
+      return isJsonObject(parsed) ? parsed : undefined;
     }
     const parsed = JSON.parse(raw) as unknown;
-    return parsed && typeof parsed === "object" ? (parsed as Record<string, unknown>) : undefined;
+    return isJsonObject(parsed) ? parsed : undefined;
   } catch {
     return undefined;
   }

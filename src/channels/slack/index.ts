@@ -84,6 +84,7 @@ export class SlackChannel implements Channel {
       allowed_users: this.config.allowed_users,
       allowed_chats: this.config.allowed_channels,
       require_mention: this.config.require_mention,
+      approvers: this.config.approvers,
     });
     this.capabilities = {
       // chat.update refuses text over 4,000 characters; leave room for mrkdwn escapes.
@@ -201,6 +202,25 @@ export class SlackChannel implements Channel {
     await this.call("chat.update", () =>
       this.web.chat.update({ channel: handle.ref.chatId, ts: handle.id, text, ...(blocks ? { blocks } : {}) }),
     );
+  }
+
+  /** `chat.postEphemeral`: only `userId` sees it, in the thread, until they reload. False when Slack refuses. */
+  async notifyUser(ref: ConversationRef, userId: string, text: string): Promise<boolean> {
+    try {
+      await this.call("chat.postEphemeral", () =>
+        this.web.chat.postEphemeral({
+          channel: ref.chatId,
+          user: userId,
+          text: toMrkdwn(text) || " ",
+          ...(ref.threadId ? { thread_ts: ref.threadId } : {}),
+        }),
+      );
+      return true;
+    } catch (err) {
+      // e.g. user_not_in_channel: the core falls back to a notice everyone sees.
+      this.logger.warn({ err: errorMessage(err) }, "slack ephemeral message refused");
+      return false;
+    }
   }
 
   /** "is thinking…" under the thread, until the first reply or two minutes pass. */

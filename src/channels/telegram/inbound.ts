@@ -118,7 +118,7 @@ function translateClick(name: string, bot: BotIdentity, updateId: number, query:
     user: userOf(query.from),
     text: "",
     mentioned: true,
-    action: { ...decoded, messageId: String(query.message.message_id) },
+    action: { ...decoded, messageId: String(query.message.message_id), callbackId: query.id },
     sentAt: now,
   };
   if (query.from.is_bot) message.fromBot = true;

@@ -8,7 +8,7 @@ import { Telegraf } from "telegraf";
 import type { InlineKeyboardButton } from "telegraf/types";
 import { ChannelError, errorMessage } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
-import { readBody, sendJson } from "../../server/http.js";
+import { HttpError, readJson } from "../../server/http.js";
 import { accessRulesFrom, isAllowedUser } from "../access.js";
 import type {
   AccessRules,
@@ -18,16 +18,19 @@ import type {
   ChannelStatus,
   ConversationRef,
   HttpMount,
+  InboundMessage,
   InboundSink,
   MessageHandle,
   OutboundContent,
 } from "../types.js";
 import { callbackDataBytes, encodeCallbackData, MAX_CALLBACK_BYTES } from "./callback-data.js";
+import { ClickAnswers } from "./clicks.js";
 import { DEFAULT_EDIT_INTERVAL_MS, TelegramChannelConfig } from "./config.js";
 import { escapeHtml, toPlainText, toTelegramHtml } from "./format.js";
 import { type BotIdentity, type TgUpdate, translateUpdate } from "./inbound.js";
 import { isParseError, mapTelegramError } from "./map-error.js";
 import { Poller } from "./polling.js";
+import { updateProblem } from "./update-check.js";
 
 export { TelegramChannelConfig } from "./config.js";
 
@@ -57,6 +60,7 @@ export class TelegramChannel implements Channel {
   /** Bumped by every start and stop, so a start that stop() overtook can tell. */
   private run = 0;
   private starting: Promise<void> | undefined;
+  private readonly clicks: ClickAnswers;
 
   constructor(ctx: ChannelContext<TelegramChannelConfig>) {
     this.name = ctx.name;
@@ -75,6 +79,7 @@ export class TelegramChannel implements Channel {
       typingIntervalMs: 4500,
     };
     this.current = { state: "stopped", connected: false, mode: ctx.config.mode, lastError: null };
+    this.clicks = new ClickAnswers(this.name, () => this.telegram(), this.logger);
   }
 
   async start(sink: InboundSink): Promise<void> {
@@ -146,10 +151,16 @@ export class TelegramChannel implements Channel {
     this.poller = undefined;
     if (this.routePath) this.http.unroute(this.routePath);
     this.routePath = undefined;
+    this.clicks.releaseAll();
     this.bot = undefined;
     await poller?.stop();
     if (this.current.state !== "failed") this.setState("stopped", false);
     else this.current.connected = false;
+  }
+
+  /** Answers a click held open for the core: `notice` shows as an alert to the clicker alone. */
+  answerAction(msg: InboundMessage, notice?: string): Promise<boolean> {
+    return this.clicks.answerAction(msg, notice);
   }
 
   status(): ChannelStatus {
@@ -224,19 +235,9 @@ export class TelegramChannel implements Channel {
     const translated = translateUpdate(this.name, this.identity, update);
     if (!translated) return;
     if (translated.kind === "message") return sink(translated.message);
-    if (!translated.message) return this.answerClick(translated.queryId);
-    if (!isAllowedUser(this.access, translated.userId)) return this.answerClick(translated.queryId, NOT_ALLOWED_TOAST);
-    // The spinner on the button stops as soon as Telegram has the answer; recording runs alongside.
-    await Promise.all([this.answerClick(translated.queryId), sink(translated.message)]);
-  }
-
-  private async answerClick(queryId: string, text?: string): Promise<void> {
-    try {
-      await this.telegram().answerCbQuery(queryId, text);
-    } catch (err) {
-      // A redelivered click's query may be too old to answer; the click itself still counts.
-      this.logger.debug({ channel: this.name, err: errorMessage(err) }, "answerCallbackQuery failed");
-    }
+    if (!translated.message) return this.clicks.answer(translated.queryId);
+    if (!isAllowedUser(this.access, translated.userId)) return this.clicks.answer(translated.queryId, NOT_ALLOWED_TOAST);
+    await this.clicks.take(translated.queryId, translated.message, sink);
   }
 
   // ---- transports ----
@@ -293,13 +294,12 @@ export class TelegramChannel implements Channel {
     req: IncomingMessage & { body?: unknown },
     res: ServerResponse,
   ): Promise<void> {
-    let update: unknown;
-    try {
-      update = JSON.parse((await readBody(req)).toString("utf8"));
-    } catch {
-      return sendJson(res, 400, { error: "body must be one JSON update" });
-    }
-    if (update && typeof update === "object") this.responses.set(update, res);
+    // Over server.max_body_bytes: 413; not JSON or not an Update: 400. Both are thrown as
+    // HttpError: the server answers and logs them (rate-limited), and Telegraf never sees them.
+    const update = await readJson(req);
+    const problem = updateProblem(update);
+    if (problem) throw new HttpError(400, `not a Telegram update: ${problem}`);
+    this.responses.set(update as object, res);
     req.body = update;
     // Our server routed by path already; Telegraf compares req.url (query included) with the
     // path exactly, so a webhook_url with a query string would get 403 forever. Only its

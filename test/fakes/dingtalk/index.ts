@@ -236,6 +236,26 @@ export class FakeDingTalk {
     return { msgId, messageId };
   }
 
+  /**
+   * HTTP mode: POSTs any body, signed as DingTalk signs callbacks (the signature covers only the
+   * timestamp, so any body is "authentic"). For probing how Antler answers bad input.
+   */
+  async postSigned(body: string, opts: SayOptions & { contentType?: string } = {}): Promise<Response> {
+    const timestamp = String(opts.timestamp ?? Date.now());
+    const secret = opts.signWith ?? this.clientSecret;
+    const sign = createHmac("sha256", secret).update(`${timestamp}\n${secret}`).digest("base64");
+    return fetch(this.callbackUrl as string, {
+      method: "POST",
+      headers: { "content-type": opts.contentType ?? "application/json", timestamp, sign },
+      body,
+    });
+  }
+
+  /** A robot message as DingTalk would send it, without delivering it. */
+  robotMessageFor(text: string, user: FakeUser = ALICE): Record<string, unknown> {
+    return this.robotMessage(text, user, undefined);
+  }
+
   private async post(data: Record<string, unknown>, opts: SayOptions): Promise<number> {
     const timestamp = String(opts.timestamp ?? Date.now());
     const secret = opts.signWith ?? this.clientSecret;

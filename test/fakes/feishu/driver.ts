@@ -1,6 +1,14 @@
 /** The contract suite's view of the fake Feishu: a p2p chat with one user, over WS or webhook. */
-import type { ContractDriver, VisibleMessage } from "../../contract/driver.js";
-import { DM_CHAT, FeishuFake } from "./index.js";
+import type { ContractDriver, GroupDriver, GroupMember, VisibleMessage } from "../../contract/driver.js";
+import { type Delivery, DM_CHAT, FeishuFake, GROUP_CHAT } from "./index.js";
+import type { FakeMessage } from "./model.js";
+
+/** Members of the group of the "who may answer" tests (open_ids). */
+const MEMBERS: Record<GroupMember, string> = {
+  asker: "ou_alice0000000000001",
+  other: "ou_bob00000000000001",
+  approver: "ou_carol000000000001",
+};
 
 export interface DriverOptions {
   mode: "websocket" | "webhook";
@@ -59,12 +67,34 @@ export class FeishuDriver implements ContractDriver {
   }
 
   botMessages(): VisibleMessage[] {
-    return this.fake.botMessages(DM_CHAT).map((m) => {
-      const v: VisibleMessage = { id: m.id, text: m.text, buttons: m.buttons.map((b) => b.label), versions: m.versions };
-      if (m.inThread && m.rootId) v.threadId = m.rootId;
-      return v;
-    });
+    return this.fake.botMessages(DM_CHAT).map(visible);
   }
+
+  /** A topic the asker opens with an @mention; follow-ups in it need none. Toasts reach only the clicker. */
+  readonly group: GroupDriver = ((): GroupDriver => {
+    let topic: string | undefined;
+    const toasts: Array<{ member: GroupMember; text: string }> = [];
+    return {
+      userId: (member) => MEMBERS[member],
+      sharedThread: true,
+      privateClickNotice: true,
+      privateTextNotice: false,
+      says: async (member, text) => {
+        const where = topic ? { rootId: topic } : { mentionBot: true };
+        const d = await this.fake.userSays({ text, chatType: "group", chatId: GROUP_CHAT, userId: MEMBERS[member], ...where });
+        assertAccepted(d.ack?.code ?? d.webhook?.status);
+        topic ??= d.messageId;
+      },
+      click: async (member, label) => {
+        const d = await this.fake.click(label, { userId: MEMBERS[member] });
+        assertAccepted(d.ack?.code ?? d.webhook?.status);
+        const text = toastOf(d);
+        if (text) toasts.push({ member, text });
+      },
+      botMessages: () => (topic ? this.fake.botMessages(GROUP_CHAT, topic).map(visible) : []),
+      shownOnlyTo: (member) => toasts.filter((t) => t.member === member).map((t) => t.text),
+    };
+  })();
 
   async close(): Promise<void> {
     await this.fake.close();
@@ -73,4 +103,16 @@ export class FeishuDriver implements ContractDriver {
 
 function assertAccepted(code: number | undefined): void {
   if (code !== 200) throw new Error(`the app did not accept the event (answered ${String(code)})`);
+}
+
+function visible(m: FakeMessage): VisibleMessage {
+  const v: VisibleMessage = { id: m.id, text: m.text, buttons: m.buttons.map((b) => b.label), versions: m.versions };
+  if (m.inThread && m.rootId) v.threadId = m.rootId;
+  return v;
+}
+
+/** The toast the app answered a card click with: Feishu shows it to the clicker alone. */
+function toastOf(d: Delivery): string | undefined {
+  const answer = d.answer as { toast?: { content?: unknown } } | undefined;
+  return typeof answer?.toast?.content === "string" ? answer.toast.content : undefined;
 }

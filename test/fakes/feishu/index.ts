@@ -33,6 +33,8 @@ export interface UserMessage {
   userId?: string;
   messageType?: "text" | "post";
   senderType?: "user" | "app";
+  /** When the message was sent (ms); now by default. An old one is what a replay looks like. */
+  createdAt?: number;
 }
 
 export interface Delivery {
@@ -118,7 +120,7 @@ export class FeishuFake {
     const chatType = this.chats.get(chatId) ?? input.chatType ?? "p2p";
     this.chats.set(chatId, chatType);
     const { content, mentions, text } = this.compose(input);
-    const now = Date.now();
+    const now = input.createdAt ?? Date.now();
     const record: FakeMessage = {
       id: this.world.id("om_"),
       chatId,
@@ -158,7 +160,7 @@ export class FeishuFake {
       sender_type: input.senderType ?? "user",
       tenant_key: this.options.tenantKey,
     };
-    const delivery = await this.deliver(this.envelope("im.message.receive_v1", { sender, message }), send);
+    const delivery = await this.deliver(this.envelope("im.message.receive_v1", { sender, message }, now), send);
     delivery.messageId = record.id;
     return delivery;
   }
@@ -218,11 +220,11 @@ export class FeishuFake {
     return sendWebhook(this.webhookTarget, payload, { encryptKey: this.options.encryptKey, ...send });
   }
 
-  envelope(eventType: string, event: Record<string, unknown>): Envelope {
+  envelope(eventType: string, event: Record<string, unknown>, createdAt = Date.now()): Envelope {
     const header = {
       event_id: `ev_${randomBytes(12).toString("hex")}`,
       token: this.options.verificationToken ?? "",
-      create_time: String(Date.now()),
+      create_time: String(createdAt),
       event_type: eventType,
       tenant_key: this.options.tenantKey,
       app_id: this.options.appId,

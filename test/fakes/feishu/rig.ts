@@ -27,6 +27,11 @@ export interface RigOptions {
   config?: Record<string, unknown>;
   /** Do not start the channel. */
   noStart?: boolean;
+  /**
+   * Acknowledge each recorded click as the core does once it took one (default true); false
+   * leaves clicks unanswered, as when the core never decides in time.
+   */
+  answerClicks?: boolean;
   logger?: Logger;
 }
 
@@ -58,6 +63,7 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
     await channel.start(async (m) => {
       if (extra) await extra(m);
       inbox.push(m);
+      if (m.action && options.answerClicks !== false) setImmediate(() => void channel.answerAction(m));
     });
   }
   return {

@@ -13,6 +13,8 @@ export interface WebhookSendOptions {
   corrupt?: boolean;
   /** Leave the signature headers off. */
   unsigned?: boolean;
+  /** Sign with this X-Lark-Request-Timestamp (seconds) instead of now. */
+  timestamp?: number;
 }
 
 export interface WebhookResult {
@@ -46,7 +48,7 @@ export async function sendWebhook(target: string, payload: unknown, options: Web
     }
     body = JSON.stringify({ encrypt: encrypted });
     if (!options.unsigned) {
-      const timestamp = String(Math.floor(Date.now() / 1000));
+      const timestamp = String(options.timestamp ?? Math.floor(Date.now() / 1000));
       const nonce = randomBytes(8).toString("hex");
       const key = options.badSignature ? `${options.encryptKey}x` : options.encryptKey;
       headers["X-Lark-Request-Timestamp"] = timestamp;

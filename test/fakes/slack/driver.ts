@@ -3,7 +3,7 @@
  * streamed by chat.update) or a channel thread opened by a mention (later messages are
  * follow-ups in that thread without a mention; replies stream natively).
  */
-import type { ContractDriver, VisibleMessage } from "../../contract/driver.js";
+import type { ContractDriver, GroupDriver, GroupMember, VisibleMessage } from "../../contract/driver.js";
 import { slackConfigFor } from "./adapter.js";
 import { FakeSlack } from "./index.js";
 
@@ -15,6 +15,9 @@ export interface SlackDriverOptions {
 }
 
 const EDIT_INTERVAL_MS = 250;
+/** The channel of the "who may answer" tests, and its members. */
+const TEAM_CHANNEL = "C0777";
+const MEMBERS: Record<GroupMember, string> = { asker: "UALICE", other: "UBOB", approver: "UCAROL" };
 
 export class SlackDriver implements ContractDriver {
   readonly channelName = "slack";
@@ -71,4 +74,26 @@ export class SlackDriver implements ContractDriver {
   async close(): Promise<void> {
     await this.fake.close();
   }
+
+  /** A thread the asker opens with a mention; everyone's follow-ups there need none. */
+  readonly group: GroupDriver = ((): GroupDriver => {
+    let thread: string | undefined;
+    return {
+      userId: (member) => MEMBERS[member],
+      sharedThread: true,
+      privateClickNotice: true,
+      privateTextNotice: true,
+      says: async (member, text) => {
+        const user = MEMBERS[member];
+        if (thread) await this.fake.say(text, { channel: TEAM_CHANNEL, user, threadTs: thread });
+        else thread = await this.fake.mention(text, { channel: TEAM_CHANNEL, user });
+      },
+      click: async (member, label) => {
+        const result = await this.fake.click(label, { user: MEMBERS[member] });
+        if (!result.ok) throw new Error(`fake slack: click on "${label}" was not acked`);
+      },
+      botMessages: () => (thread ? this.fake.botMessages(TEAM_CHANNEL, thread) : []),
+      shownOnlyTo: (member) => this.fake.ephemeralsSeenBy(MEMBERS[member], TEAM_CHANNEL),
+    };
+  })();
 }

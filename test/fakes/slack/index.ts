@@ -267,6 +267,11 @@ export class FakeSlack {
       }));
   }
 
+  /** Texts of ephemeral messages shown to `user` (optionally in one channel), oldest first; no one else sees them. */
+  ephemeralsSeenBy(user: string, channel?: string): string[] {
+    return this.api.ephemerals.filter((e) => e.user === user && (!channel || e.channel === channel)).map((e) => e.text);
+  }
+
   calls(method: string): Json[] {
     return this.api.calls.filter((c) => c.method === method).map((c) => c.args);
   }

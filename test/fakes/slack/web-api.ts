@@ -22,6 +22,15 @@ export interface FakeMessage {
   versions: Array<{ text: string; buttons: string[]; at: number }>;
 }
 
+/** A `chat.postEphemeral` message: only `user` sees it, and it cannot be edited or found later. */
+export interface EphemeralMessage {
+  channel: string;
+  user: string;
+  threadTs?: string;
+  text: string;
+  at: number;
+}
+
 export interface ApiCall {
   method: string;
   args: Json;
@@ -81,6 +90,7 @@ class SlackApiError extends Error {
 export class FakeWebApi {
   readonly calls: ApiCall[] = [];
   readonly messages: FakeMessage[] = [];
+  readonly ephemerals: EphemeralMessage[] = [];
   readonly statuses: Array<{ channel: string; threadTs: string; status: string; at: number }> = [];
   /** Builds the Socket Mode URL; set by the fake that owns the socket server. */
   socketUrl: () => string = () => "ws://127.0.0.1:1/link";
@@ -94,6 +104,7 @@ export class FakeWebApi {
       "apps.connections.open": (_a, token) => this.connectionsOpen(token),
       "chat.postMessage": (a) => this.postMessage(a),
       "chat.update": (a) => this.update(a),
+      "chat.postEphemeral": (a) => this.postEphemeral(a),
       "chat.startStream": (a) => this.startStream(a),
       "chat.appendStream": (a) => this.appendStream(a),
       "chat.stopStream": (a) => this.stopStream(a),
@@ -198,6 +209,17 @@ export class FakeWebApi {
     this.messages.push(m);
     this.snapshot(m);
     return { channel, ts: m.ts, message: { text: m.text, ts: m.ts, bot_id: this.options.botId } };
+  }
+
+  private postEphemeral(a: Json): Json {
+    const channel = requireString(a, "channel", "channel_not_found");
+    const user = requireString(a, "user", "user_not_found");
+    const { text } = this.content(a, 40_000);
+    const m: EphemeralMessage = { channel, user, text: mrkdwnToPlain(text), at: Date.now() };
+    if (typeof a.thread_ts === "string") m.threadTs = a.thread_ts;
+    this.ephemerals.push(m);
+    // Slack returns a ts for it, but no method accepts that ts afterwards.
+    return { message_ts: this.nextTs() };
   }
 
   private update(a: Json): Json {

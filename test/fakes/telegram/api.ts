@@ -24,8 +24,12 @@ const NOT_MODIFIED =
 export interface CallbackRecord {
   id: string;
   at: number;
+  /** Who clicked: the only person who sees the answer's text. */
+  from?: FakeUser;
   answeredAt?: number;
   text?: string;
+  /** The text showed as an alert the user must dismiss, not a toast. */
+  showAlert?: boolean;
 }
 
 type Params = Record<string, unknown>;
@@ -159,7 +163,11 @@ export class BotApi {
       throw new ApiError(400, "Bad Request: query is too old and response timeout expired or query ID is invalid");
     }
     record.answeredAt = Date.now();
-    if (typeof p.text === "string") record.text = p.text;
+    if (typeof p.text === "string") {
+      if (p.text.length > 200) throw new ApiError(400, "Bad Request: MESSAGE_TOO_LONG");
+      record.text = p.text;
+    }
+    if (p.show_alert === true) record.showAlert = true;
     return true;
   }
 }

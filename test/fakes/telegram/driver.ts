@@ -1,8 +1,13 @@
 /** ContractDriver over the fake Telegram: a DM between Alice and the bot, by polling or webhook. */
-import type { ContractDriver, VisibleMessage } from "../../contract/driver.js";
-import { FakeTelegram as Fake, type FakeTelegram, type FakeUser, type Update } from "./index.js";
+import type { ContractDriver, GroupDriver, GroupMember, VisibleMessage } from "../../contract/driver.js";
+import { type ChatMessage, FakeTelegram as Fake, type FakeTelegram, type FakeUser, type Update } from "./index.js";
 
 export const ALICE: FakeUser = { id: 2001, first_name: "Alice", username: "alice" };
+export const BOB: FakeUser = { id: 2002, first_name: "Bob", username: "bob" };
+export const CAROL: FakeUser = { id: 2003, first_name: "Carol", username: "carol" };
+/** The group of the "who may answer" tests: Alice asks, Bob is someone else, Carol approves. */
+export const TEAM_GROUP = { id: -100900800, type: "supergroup" as const };
+const MEMBERS: Record<GroupMember, FakeUser> = { asker: ALICE, other: BOB, approver: CAROL };
 export const OTHER_BOT: FakeUser = { id: 3003, first_name: "Other", username: "other_helper_bot", is_bot: true };
 export const WEBHOOK_SECRET = "contract_secret-123";
 export const WEBHOOK_PATH = "/webhooks/telegram";
@@ -68,14 +73,24 @@ export class TelegramDriver implements ContractDriver {
   }
 
   botMessages(): VisibleMessage[] {
-    return this.fake.botMessages(ALICE.id).map((m) => ({
-      id: String(m.message_id),
-      text: m.text,
-      buttons: m.keyboard.flat().map((b) => b.text),
-      versions: m.versions.map((v) => ({ ...v })),
-      ...(m.threadId !== undefined ? { threadId: String(m.threadId) } : {}),
-    }));
+    return this.fake.botMessages(ALICE.id).map(visible);
   }
+
+  /** A supergroup where every member's message mentions the bot; refused clicks get an alert. */
+  readonly group: GroupDriver = {
+    userId: (member) => String(MEMBERS[member].id),
+    sharedThread: true,
+    privateClickNotice: true,
+    privateTextNotice: false,
+    says: async (member, text) => {
+      await this.deliver(this.fake.say(TEAM_GROUP, MEMBERS[member], `@${this.fake.bot.username} ${text}`));
+    },
+    click: async (member, label) => {
+      await this.deliver(this.fake.click(TEAM_GROUP.id, MEMBERS[member], label));
+    },
+    botMessages: () => this.fake.botMessages(TEAM_GROUP.id).map(visible),
+    shownOnlyTo: (member) => this.fake.clickAnswersSeenBy(MEMBERS[member].id),
+  };
 
   async close(): Promise<void> {
     await this.fake.close();
@@ -94,4 +109,14 @@ export class TelegramDriver implements ContractDriver {
       await new Promise((r) => setTimeout(r, 10));
     }
   }
+}
+
+function visible(m: ChatMessage): VisibleMessage {
+  return {
+    id: String(m.message_id),
+    text: m.text,
+    buttons: m.keyboard.flat().map((b) => b.text),
+    versions: m.versions.map((v) => ({ ...v })),
+    ...(m.threadId !== undefined ? { threadId: String(m.threadId) } : {}),
+  };
 }

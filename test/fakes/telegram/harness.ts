@@ -35,6 +35,8 @@ export async function startRig(config: Record<string, unknown> = {}, options: Fa
     baseUrl,
     sink: async (m) => {
       inbox.push(m);
+      // As the core does once it took a click: the held query gets its plain answer.
+      if (m.action) setImmediate(() => void channel.answerAction(m));
     },
     async close() {
       await channel.stop();

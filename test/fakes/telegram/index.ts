@@ -162,7 +162,7 @@ export class FakeTelegram {
     const button = message?.keyboard.flat().find((b) => b.text === label);
     if (!chat || !message || !button) throw new Error(`no bot message in chat ${chatId} shows a button "${label}"`);
     const id = `cq${this.nextQueryId++}`;
-    this.api.callbacks.set(id, { id, at: Date.now() });
+    this.api.callbacks.set(id, { id, at: Date.now(), from });
     return this.updates.push({
       callback_query: {
         id,
@@ -181,6 +181,13 @@ export class FakeTelegram {
 
   callback(id: string): CallbackRecord | undefined {
     return this.api.callbacks.get(id);
+  }
+
+  /** Texts of click answers (toasts and alerts) shown to user `userId`, oldest first; no one else sees them. */
+  clickAnswersSeenBy(userId: number): string[] {
+    return [...this.api.callbacks.values()]
+      .filter((c) => c.from?.id === userId && c.answeredAt !== undefined && c.text !== undefined)
+      .map((c) => c.text as string);
   }
 
   /** Bot messages in a chat (optionally one forum topic), oldest first. */

@@ -12,11 +12,11 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
+import { freePort } from "../../contract/gateway.js";
 import { lastUserText, type MockModel, type MockReply, startMockModel } from "../../fakes/openai.js";
 import { FakeTelegram } from "../../fakes/telegram/index.js";
 
@@ -157,17 +157,5 @@ export async function startContender(name: Contender["name"], options: StartOpti
       await fake.close();
       await mock.close();
     },
-  });
-}
-
-/** A port that was free a moment ago. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
   });
 }

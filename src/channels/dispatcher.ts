@@ -52,7 +52,6 @@ export const NOTICES = {
   nothingToStop: "Nothing is running right now.",
   newThread: "Started a new conversation. What would you like to talk about?",
   failed: "Something went wrong while handling your message. Please try again.",
-  shuttingDown: "I'm restarting and couldn't get to this message — please send it again in a minute.",
   noReply: "I finished without writing a reply. Please try again, or ask differently.",
 } as const;
 

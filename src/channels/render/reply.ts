@@ -64,6 +64,8 @@ export class ReplyWriter {
   private streamsOff: boolean;
   private visible = false;
   private wake: (() => void) | undefined;
+  /** The loop sleeps until a planned call's time (not waiting for news). */
+  private callPlanned = false;
   private loop: Promise<void> | undefined;
   private failure: { error: unknown } | undefined;
 
@@ -84,7 +86,9 @@ export class ReplyWriter {
   append(delta: string): void {
     if (!delta || this.ending) return;
     this.text += delta;
-    this.kick();
+    // A call is already planned for a set time: it will take the newest text then, so there is
+    // nothing to lay out per token. Only a loop waiting for text needs waking.
+    if (!this.callPlanned) this.kick();
   }
 
   /** A tool started (`name`) or ended (undefined) — shown as a line under intermediate texts. */
@@ -116,7 +120,11 @@ export class ReplyWriter {
       if (!step) return;
       const wait = step.at - Date.now();
       if (step.run && wait <= 0) await step.run();
-      else await this.sleep(wait);
+      else {
+        this.callPlanned = step.run !== undefined;
+        await this.sleep(wait);
+        this.callPlanned = false;
+      }
     }
   }
 

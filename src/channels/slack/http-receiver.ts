@@ -48,7 +48,10 @@ export class SlackHttpReceiver implements Receiver {
     const problem = this.signatureProblem(req, raw);
     if (problem) throw new HttpError(401, `invalid signature: ${problem}`, { error: "invalid signature" });
     const body = parseBody(req, raw);
-    if (!body) throw new HttpError(400, "body is not a JSON object or a form with a JSON payload", { error: "unreadable body" });
+    if (!body)
+      throw new HttpError(400, "body is not a JSON object (application/json) or a form with a JSON payload", {
+        error: "unreadable body",
+      });
     const shape = envelopeProblem(body);
     if (shape) throw new HttpError(400, `not a Slack event: ${shape}`);
     if (body.type === "url_verification") {
@@ -135,6 +138,8 @@ function parseBody(req: IncomingMessage, raw: string): Record<string, unknown> |
       const parsed = JSON.parse(payload) as unknown;
       return isJsonObject(parsed) ? parsed : undefined;
     }
+    // Slack posts events as JSON and interactions as forms; any other content type is not Slack.
+    if (!type.startsWith("application/json")) return undefined;
     const parsed = JSON.parse(raw) as unknown;
     return isJsonObject(parsed) ? parsed : undefined;
   } catch {

@@ -146,6 +146,12 @@ describe("every webhook answers bad input with a 4xx and starts no run", () => {
         status: 400,
       },
       {
+        name: "an event sent as text/plain",
+        body: slackEvent({ type: "message", channel_type: "im" }),
+        contentType: "text/plain",
+        status: 400,
+      },
+      {
         name: "a form whose payload is a list",
         body: "payload=%5B%5D",
         contentType: "application/x-www-form-urlencoded",

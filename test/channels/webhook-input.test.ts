@@ -229,14 +229,8 @@ describe("every webhook answers bad input with a 4xx and starts no run", () => {
   });
 
   it("Feishu webhook: junk outside or inside the encryption gets 400/401, never 500", async () => {
-    const fake = await new FeishuFake({ encryptKey: "input-encrypt-key", verificationToken: "input-vtoken" }).start();
-    closeFake = () => fake.close();
-    fake.via = "webhook";
-    const port = await freePort();
-    fake.webhookTarget = `http://127.0.0.1:${port}/webhooks/feishu`;
+    const { fake, g } = await feishuWebhook("input-encrypt-key", "input-vtoken");
     const o = fake.options;
-    const channel = { enabled: true, mode: "webhook", app_id: o.appId, app_secret: o.appSecret, domain: fake.url };
-    const g = await boot({ feishu: { ...channel, encrypt_key: o.encryptKey, verification_token: o.verificationToken } }, port);
     /** Encrypts and signs `inner` as Feishu would: an authentic request with this content. */
     const sealed = (inner: string) => JSON.stringify({ encrypt: encryptPayload(o.encryptKey as string, inner) });
     const post = (c: BadCase) => {
@@ -303,18 +297,24 @@ describe("every webhook answers bad input with a 4xx and starts no run", () => {
   });
 });
 
+/** A gateway with Feishu in webhook mode, encrypted and signed, and its fake. */
+async function feishuWebhook(encryptKey: string, verificationToken: string) {
+  const fake = await new FeishuFake({ encryptKey, verificationToken }).start();
+  closeFake = () => fake.close();
+  fake.via = "webhook";
+  const port = await freePort();
+  fake.webhookTarget = `http://127.0.0.1:${port}/webhooks/feishu`;
+  const o = fake.options;
+  const channel = { enabled: true, mode: "webhook", app_id: o.appId, app_secret: o.appSecret, domain: fake.url };
+  const g = await boot({ feishu: { ...channel, encrypt_key: o.encryptKey, verification_token: o.verificationToken } }, port);
+  return { fake, g };
+}
+
 describe("feishu replay window", () => {
   const DAY = 24 * 3600_000;
 
   it("refuses a signed event whose X-Lark-Request-Timestamp is 3 days old, accepts a fresh one", async () => {
-    const fake = await new FeishuFake({ encryptKey: "replay-encrypt-key", verificationToken: "replay-vtoken" }).start();
-    closeFake = () => fake.close();
-    fake.via = "webhook";
-    const port = await freePort();
-    fake.webhookTarget = `http://127.0.0.1:${port}/webhooks/feishu`;
-    const o = fake.options;
-    const channel = { enabled: true, mode: "webhook", app_id: o.appId, app_secret: o.appSecret, domain: fake.url };
-    const g = await boot({ feishu: { ...channel, encrypt_key: o.encryptKey, verification_token: o.verificationToken } }, port);
+    const { fake, g } = await feishuWebhook("replay-encrypt-key", "replay-vtoken");
 
     const threeDaysAgo = Math.floor((Date.now() - 3 * DAY) / 1000);
     const stale = await fake.userSays(

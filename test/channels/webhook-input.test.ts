@@ -297,16 +297,17 @@ describe("every webhook answers bad input with a 4xx and starts no run", () => {
   });
 });
 
-/** A gateway with Feishu in webhook mode, encrypted and signed, and its fake. */
-async function feishuWebhook(encryptKey: string, verificationToken: string) {
-  const fake = await new FeishuFake({ encryptKey, verificationToken }).start();
+/** A gateway with Feishu in webhook mode, and its fake; without `encryptKey` events are plain and unsigned. */
+async function feishuWebhook(encryptKey: string | undefined, verificationToken: string) {
+  const fake = await new FeishuFake({ ...(encryptKey ? { encryptKey } : {}), verificationToken }).start();
   closeFake = () => fake.close();
   fake.via = "webhook";
   const port = await freePort();
   fake.webhookTarget = `http://127.0.0.1:${port}/webhooks/feishu`;
   const o = fake.options;
   const channel = { enabled: true, mode: "webhook", app_id: o.appId, app_secret: o.appSecret, domain: fake.url };
-  const g = await boot({ feishu: { ...channel, encrypt_key: o.encryptKey, verification_token: o.verificationToken } }, port);
+  const keys = { ...(o.encryptKey ? { encrypt_key: o.encryptKey } : {}), verification_token: o.verificationToken };
+  const g = await boot({ feishu: { ...channel, ...keys } }, port);
   return { fake, g };
 }
 
@@ -337,14 +338,7 @@ describe("feishu replay window", () => {
   });
 
   it("without an encrypt key, judges by header.create_time: 3 days old is refused, a 2-hour-old redelivery is not", async () => {
-    const fake = await new FeishuFake({ verificationToken: "plain-vtoken" }).start();
-    closeFake = () => fake.close();
-    fake.via = "webhook";
-    const port = await freePort();
-    fake.webhookTarget = `http://127.0.0.1:${port}/webhooks/feishu`;
-    const o = fake.options;
-    const channel = { enabled: true, mode: "webhook", app_id: o.appId, app_secret: o.appSecret, domain: fake.url };
-    const g = await boot({ feishu: { ...channel, verification_token: o.verificationToken } }, port);
+    const { fake, g } = await feishuWebhook(undefined, "plain-vtoken");
 
     const stale = await fake.userSays({ text: "from three days ago", createdAt: Date.now() - 3 * DAY });
     expect(stale.webhook?.status).toBe(401);

@@ -90,7 +90,7 @@ export class RunTranslator {
         this.#interrupt(value);
         continue;
       }
-      for (const message of messagesOf(value)) events.push(...this.#stateMessage(node, message));
+      for (const message of latestVersions(messagesOf(value))) events.push(...this.#stateMessage(node, message));
     }
     return events;
   }
@@ -154,6 +154,15 @@ export function replyFromState(before: ReadonlySet<string>, messages: readonly B
     .filter((t) => t.trim() !== "");
   if (texts.length === 0) return undefined;
   return texts.reduce((all, t) => (all === "" || /\s$/.test(all) ? all + t : `${all}\n\n${t}`), "");
+}
+
+/**
+ * Each message once, as its last write in the update has it: a node may write a message and then
+ * replace it by id in the same step (loop detection strips the calls of the response it stops).
+ */
+function latestVersions(messages: BaseMessage[]): BaseMessage[] {
+  const last = new Map(messages.map((m, i) => [m.id ?? i, i]));
+  return messages.filter((m, i) => last.get(m.id ?? i) === i);
 }
 
 /** Messages in one node's update, whatever shape the update has. */

@@ -1,10 +1,11 @@
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
-import { MemorySaver } from "@langchain/langgraph";
+import { Command, MemorySaver } from "@langchain/langgraph";
 import { ChatOpenAI } from "@langchain/openai";
 import { type AgentMiddleware, createMiddleware } from "langchain";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { AgentHarness, buildMiddlewareChain, createAntlerAgent } from "../../src/harness/index.js";
 import { patchDanglingToolCalls } from "../../src/harness/middleware/dangling-tool-calls.js";
+import { loopDetectionMiddleware } from "../../src/harness/middleware/loop-detection.js";
 import { antlerSummarizationMiddleware } from "../../src/harness/middleware/summarization.js";
 import { type MockModel, startMockModel } from "../fakes/openai.js";
 import { collect, deltas, last, startHarness } from "./helpers.js";
@@ -200,5 +201,30 @@ describe("summarization", () => {
     expect(mock.requests.at(-3)?.messages.some((m) => m.role === "user" && JSON.stringify(m.content).startsWith('"first'))).toBe(
       true,
     );
+  });
+});
+
+describe("loop detection", () => {
+  it("its stop replaces the response by id, also when the model gave the response none", async () => {
+    const middleware = loopDetectionMiddleware({ warnAt: 2, stopAt: 2 });
+    const call = (id: string) => ({ name: "ping", args: { x: 1 }, id, type: "tool_call" as const });
+    const request = {
+      messages: [
+        new HumanMessage("go"),
+        new AIMessage({ content: "", tool_calls: [call("c1")] }),
+        new ToolMessage({ content: "pong", tool_call_id: "c1" }),
+      ],
+    };
+    const response = new AIMessage({ content: "again", tool_calls: [call("c2")] });
+    expect(response.id).toBeUndefined();
+    const wrap = middleware.wrapModelCall as unknown as (r: unknown, h: () => Promise<AIMessage>) => Promise<unknown>;
+    const out = await wrap(request, async () => response);
+    expect(out).toBeInstanceOf(Command);
+    const [stripped, notice] = (out as Command).update ? ((out as Command).update as { messages: AIMessage[] }).messages : [];
+    expect(response.id).toMatch(/^loop-/);
+    expect(stripped?.id).toBe(response.id);
+    expect(stripped?.tool_calls).toEqual([]);
+    expect(stripped?.text).toBe("again");
+    expect(notice?.text).toMatch(/stopped because I kept calling ping/);
   });
 });

@@ -94,6 +94,26 @@ describe("ask_clarification", () => {
     expect((await t.harness.getThread("t1"))?.pending).toBeUndefined();
   });
 
+  it("asks one question at a time: of two asks in one response only the first is kept", async () => {
+    mock.enqueue(
+      {
+        toolCalls: [
+          { name: "ask_clarification", id: "call_a", args: { question: "Which color?" } },
+          { name: "ask_clarification", id: "call_b", args: { question: "Which size?" } },
+        ],
+      },
+      { text: "Blue it is." },
+    );
+    const first = await collect(t.harness.run("t1", "paint it"));
+    expect(last(first)).toMatchObject({ type: "clarification", question: "Which color?" });
+    expect(last(await collect(t.harness.resume("t1", "blue")))).toMatchObject({ type: "done", text: "Blue it is." });
+    // The model sees one call and its one answer, not an unanswered second question.
+    const sent = mock.requests[1]?.messages ?? [];
+    const calls = sent.flatMap((m) => (m as { tool_calls?: Array<{ id: string }> }).tool_calls ?? []).map((c) => c.id);
+    expect(calls).toEqual(["call_a"]);
+    expect(sent.filter((m) => m.role === "tool").map((m) => m.tool_call_id)).toEqual(["call_a"]);
+  });
+
   it("a tool called next to the question runs once, and the resumed run does not report it again", async () => {
     await t.harness.close();
     let runs = 0;
@@ -193,6 +213,9 @@ describe("tool failures and loops", () => {
     const warned = mock.requests.map((r) => r.messages.some((m) => String(m.content).includes("[loop detection]")));
     expect(warned).toEqual([false, false, false, true, true]);
     expect(pings).toBe(4);
+    // The fifth call is stripped before anyone sees it: no tool_start without a tool_end.
+    expect(events.filter((e) => e.type === "tool_start")).toHaveLength(4);
+    expect(events.filter((e) => e.type === "tool_end")).toHaveLength(4);
     // The stripped call leaves no dangling tool call behind: the next run is accepted.
     mock.setDefault({ text: "fine" });
     expect(last(await collect(t.harness.run("t1", "stop")))).toMatchObject({ type: "done", text: "fine" });

@@ -8,37 +8,31 @@
  * effects before `interrupt()`, so the replay is harmless. Only the first `ask_clarification`
  * of one model response is kept: one question at a time.
  */
-import { AIMessage, isAIMessage, ToolMessage } from "@langchain/core/messages";
+import { type AIMessage, ToolMessage } from "@langchain/core/messages";
 import { createMiddleware } from "langchain";
 import { ASK_CLARIFICATION, askForClarification, normalizeClarification } from "../tools/clarification.js";
+import { withToolCalls } from "./tool-calls.js";
 
 export const CLARIFICATION = "Clarification";
+
+/** The response with only its first `ask_clarification` call, when it has several. */
+function firstQuestionOnly(response: AIMessage): AIMessage {
+  const calls = response.tool_calls ?? [];
+  const asks = calls.filter((c) => c.name === ASK_CLARIFICATION);
+  if (asks.length < 2) return response;
+  const first = asks[0];
+  return withToolCalls(
+    response,
+    calls.filter((c) => c.name !== ASK_CLARIFICATION || c === first),
+  );
+}
 
 export function clarificationMiddleware() {
   return createMiddleware({
     name: CLARIFICATION,
-    afterModel: (state) => {
-      const last = state.messages.at(-1);
-      if (!last || !isAIMessage(last)) return undefined;
-      const calls = last.tool_calls ?? [];
-      const asks = calls.filter((c) => c.name === ASK_CLARIFICATION);
-      if (asks.length < 2) return undefined;
-      const first = asks[0];
-      const kept = calls.filter((c) => c.name !== ASK_CLARIFICATION || c === first);
-      const { tool_calls: _raw, ...kwargs } = last.additional_kwargs ?? {};
-      return {
-        messages: [
-          new AIMessage({
-            content: last.content,
-            id: last.id,
-            additional_kwargs: kwargs,
-            response_metadata: last.response_metadata,
-            usage_metadata: last.usage_metadata,
-            tool_calls: kept,
-          }),
-        ],
-      };
-    },
+    // Inside the model node rather than an afterModel hook: a hook is a graph step of its own,
+    // with a checkpoint of the whole thread, on every model turn.
+    wrapModelCall: async (request, handler) => firstQuestionOnly(await handler(request)),
     wrapToolCall: (request, handler) => {
       if (request.toolCall.name !== ASK_CLARIFICATION) return handler(request);
       const answer = askForClarification(normalizeClarification(request.toolCall.args));

@@ -6,8 +6,10 @@
  */
 import { randomUUID } from "node:crypto";
 import { AIMessage, type BaseMessage, HumanMessage, isAIMessage, isHumanMessage } from "@langchain/core/messages";
+import { Command } from "@langchain/langgraph";
 import { createMiddleware } from "langchain";
 import { z } from "zod";
+import { withToolCalls } from "./tool-calls.js";
 
 export const LOOP_DETECTION = "LoopDetection";
 
@@ -63,35 +65,39 @@ export function loopDetectionMiddleware(options: LoopDetectionOptions = {}) {
   const { warnAt, stopAt, window } = LoopDetectionOptions.parse(options);
   return createMiddleware({
     name: LOOP_DETECTION,
-    wrapModelCall: (request, handler) => {
+    // Both checks run inside the model node: an afterModel hook would be a graph step of its
+    // own, with a checkpoint of the whole thread, on every model turn.
+    wrapModelCall: async (request, handler) => {
       const top = worst(repeatedCalls(request.messages, window));
-      if (!top || top.count < warnAt) return handler(request);
-      const warning = new HumanMessage(
-        `[loop detection] You called ${top.name} with the same arguments ${top.count} times. ` +
-          "Do not repeat it: use the results you have, try something different, or answer now.",
-      );
-      return handler({ ...request, messages: [...request.messages, warning] });
-    },
-    afterModel: (state) => {
-      const last = state.messages.at(-1);
-      if (!last || !isAIMessage(last) || !last.tool_calls?.length) return undefined;
-      const top = worst(repeatedCalls(state.messages, window));
-      if (!top || top.count < stopAt) return undefined;
-      const { tool_calls: _raw, ...kwargs } = last.additional_kwargs ?? {};
-      const stripped = new AIMessage({
-        content: last.content,
-        id: last.id,
-        additional_kwargs: kwargs,
-        response_metadata: last.response_metadata,
-        usage_metadata: last.usage_metadata,
-        tool_calls: [],
-      });
+      const warned =
+        top && top.count >= warnAt
+          ? {
+              ...request,
+              messages: [
+                ...request.messages,
+                new HumanMessage(
+                  `[loop detection] You called ${top.name} with the same arguments ${top.count} times. ` +
+                    "Do not repeat it: use the results you have, try something different, or answer now.",
+                ),
+              ],
+            }
+          : request;
+      const response = await handler(warned);
+      if (!response.tool_calls?.length) return response;
+      const after = worst(repeatedCalls([...request.messages, response], window));
+      if (!after || after.count < stopAt) return response;
       const notice = new AIMessage({
         id: `notice-${randomUUID()}`,
-        content: `I stopped because I kept calling ${top.name} with the same arguments without getting anywhere.`,
+        content: `I stopped because I kept calling ${after.name} with the same arguments without getting anywhere.`,
         response_metadata: { [NOTICE_FLAG]: true },
       });
-      return { messages: [stripped, notice] };
+      // The response without its calls replaces the one the model node writes, by id: a response
+      // without one gets it here, on the very object the model node writes.
+      if (!response.id) {
+        response.id = `loop-${randomUUID()}`;
+        response.lc_kwargs.id = response.id;
+      }
+      return new Command({ update: { messages: [withToolCalls(response, []), notice] } });
     },
   });
 }

@@ -11,7 +11,6 @@ import type { ModelConfig } from "./config/schema.js";
 import { errorMessage } from "./errors.js";
 import { loadUserGraph } from "./harness/graph.js";
 import { type McpServerReport, McpServers } from "./harness/mcp/index.js";
-import { RemoteHarness } from "./harness/remote/index.js";
 import { ASK_CLARIFICATION } from "./harness/tools/index.js";
 import type { Logger } from "./log/logger.js";
 
@@ -58,6 +57,7 @@ export async function runDoctor(
 async function checkAgent(loaded: Pick<LoadedConfig, "config" | "baseDir">, logger: Logger): Promise<DoctorLine | undefined> {
   const { agent } = loaded.config;
   if (agent.backend === "remote" && agent.remote) {
+    const { RemoteHarness } = await import("./harness/remote/index.js");
     const remote = new RemoteHarness({ settings: agent.remote, logger });
     return attempt("agent remote", () => remote.check(CHECK_TIMEOUT_MS));
   }

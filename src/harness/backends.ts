@@ -16,7 +16,6 @@ import type { Logger } from "../log/logger.js";
 import { makeLeadAgent } from "./agent.js";
 import { loadUserGraph } from "./graph.js";
 import { McpServers } from "./mcp/index.js";
-import { RemoteHarness } from "./remote/index.js";
 import { AgentHarness } from "./runtime.js";
 import { ASK_CLARIFICATION, loadConfigTools } from "./tools/index.js";
 import type { Harness } from "./types.js";
@@ -34,6 +33,8 @@ export interface CreateHarnessOptions {
 export async function createAgentBackend(options: CreateHarnessOptions): Promise<Harness> {
   const { config, logger } = options;
   if (config.agent.backend === "remote" && config.agent.remote) {
+    // The LangGraph SDK is loaded only for this backend.
+    const { RemoteHarness } = await import("./remote/index.js");
     const harness = new RemoteHarness({ settings: config.agent.remote, logger });
     logger.info({ url: config.agent.remote.url, assistant: config.agent.remote.assistant_id }, "remote agent configured");
     return harness;

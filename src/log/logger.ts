@@ -3,8 +3,9 @@
  * `redact` blanks secret-bearing keys in logged objects, and a scrubbing stream replaces every
  * configured secret value wherever it appears in a line (an error message, a URL, …).
  */
+import { createRequire } from "node:module";
 import pino, { type DestinationStream, type Logger } from "pino";
-import pretty from "pino-pretty";
+import type pinoPretty from "pino-pretty";
 
 export type { Logger } from "pino";
 
@@ -67,11 +68,17 @@ export function scrubbingStream(target: DestinationStream, secrets: readonly str
   return { write: (line: string) => target.write(scrub(line)) };
 }
 
+/** pino-pretty, loaded only when a terminal (or the config) asks for it. */
+function prettyStream(): DestinationStream {
+  const pretty = createRequire(import.meta.url)("pino-pretty") as typeof pinoPretty;
+  return pretty({ colorize: true, sync: true });
+}
+
 export function createLogger(options: LoggerOptions = {}): Logger {
   const format = options.format ?? "auto";
   const usePretty = format === "pretty" || (format === "auto" && !options.destination && process.stdout.isTTY === true);
   const base: DestinationStream =
-    options.destination ?? (usePretty ? pretty({ colorize: true, sync: true }) : pino.destination({ sync: true }));
+    options.destination ?? (usePretty ? prettyStream() : pino.destination({ sync: true }));
   return pino(
     {
       level: options.level ?? "info",

@@ -8,7 +8,7 @@ import type { ChildProcess } from "node:child_process";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import type { DynamicStructuredTool } from "@langchain/core/tools";
-import { type Connection, MultiServerMCPClient } from "@langchain/mcp-adapters";
+import type { Connection, MultiServerMCPClient } from "@langchain/mcp-adapters";
 import type { McpServerConfig } from "../../config/schema.js";
 import { errorMessage } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
@@ -158,7 +158,7 @@ export class McpServer {
     const started = Date.now();
     let client: MultiServerMCPClient | undefined;
     try {
-      const created = this.#newClient();
+      const created = await this.#newClient();
       client = created;
       const loading = trackSpawns(record, () => created.getTools(this.name));
       // After a timeout nobody awaits `loading`; it still settles once the process is stopped.
@@ -180,7 +180,9 @@ export class McpServer {
     }
   }
 
-  #newClient(): MultiServerMCPClient {
+  /** The MCP client library is loaded on first use: a gateway without MCP servers never pays for it. */
+  async #newClient(): Promise<MultiServerMCPClient> {
+    const { MultiServerMCPClient } = await import("@langchain/mcp-adapters");
     return new MultiServerMCPClient({
       mcpServers: { [this.name]: this.#connection() },
       onConnectionError: "throw",

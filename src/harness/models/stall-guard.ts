@@ -23,20 +23,44 @@ export function stallGuardedFetch(idleMs: number, base: Fetch = fetch): Fetch {
     if (!reader) return first.response;
     let retries = first.retriesLeft;
     let forwarded = false;
+    // One timer for the whole stream, armed only while a read waits for the network: a slow
+    // reader (the caller not pulling) is not a stalled model. When it fires it cancels the
+    // body, which ends the waiting read; no timer or promise race per chunk.
+    let waiting = false;
+    let stalled = false;
+    const timer = setTimeout(() => {
+      if (!waiting) return;
+      stalled = true;
+      void reader?.cancel().catch(() => undefined);
+    }, idleMs);
+    timer.unref();
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
         for (;;) {
-          const next = await readWithin(reader!, idleMs);
-          if (next !== "stalled") {
-            if (next.done) controller.close();
-            else {
+          waiting = true;
+          timer.refresh();
+          let next: Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>["read"]>>;
+          try {
+            next = await reader!.read();
+          } catch (err) {
+            clearTimeout(timer);
+            throw err;
+          } finally {
+            waiting = false;
+          }
+          if (!stalled) {
+            if (next.done) {
+              clearTimeout(timer);
+              controller.close();
+            } else {
               forwarded = true;
               controller.enqueue(next.value);
             }
             return;
           }
-          void reader!.cancel().catch(() => undefined);
+          stalled = false;
           if (forwarded || retries <= 0) {
+            clearTimeout(timer);
             controller.error(new ModelStallError(`the model sent nothing for ${idleMs} ms`));
             return;
           }
@@ -45,6 +69,7 @@ export function stallGuardedFetch(idleMs: number, base: Fetch = fetch): Fetch {
           retries = first.retriesLeft;
           const again = first.response;
           if (!again.ok || !again.body) {
+            clearTimeout(timer);
             controller.error(new ModelStallError(`the model stalled, and asked again it answered HTTP ${again.status}`));
             return;
           }
@@ -52,6 +77,7 @@ export function stallGuardedFetch(idleMs: number, base: Fetch = fetch): Fetch {
         }
       },
       cancel(reason) {
+        clearTimeout(timer);
         return reader?.cancel(reason);
       },
     });
@@ -87,21 +113,5 @@ async function fetchWithin(
     } finally {
       clearTimeout(timer);
     }
-  }
-}
-
-/** The next chunk of a body, or "stalled" when none arrives within `idleMs`. */
-async function readWithin(
-  reader: ReadableStreamDefaultReader<Uint8Array>,
-  idleMs: number,
-): Promise<Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>["read"]>> | "stalled"> {
-  let timer: NodeJS.Timeout | undefined;
-  const stalled = new Promise<"stalled">((resolve) => {
-    timer = setTimeout(() => resolve("stalled"), idleMs);
-  });
-  try {
-    return await Promise.race([reader.read(), stalled]);
-  } finally {
-    clearTimeout(timer);
   }
 }

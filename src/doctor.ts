@@ -27,7 +27,7 @@ export async function runDoctor(
   logger: Logger,
 ): Promise<DoctorLine[]> {
   const lines: DoctorLine[] = [{ ok: true, subject: "config", detail: loaded.path }];
-  const noHttp = { route() {}, unroute() {} };
+  const noHttp = { mount: () => ({ route() {}, unroute() {} }) };
   const slots = await loadChannels(loaded.config.channels, { baseDir: loaded.baseDir, logger, http: noHttp });
   for (const slot of slots) {
     const subject = `channel ${slot.name}`;

@@ -45,11 +45,50 @@ function formatIssues(issues: ConfigIssue[]): string {
 /** A `"module:Export"` path could not be resolved to the value the caller expected. */
 export class ReflectionError extends AntlerError {}
 
+/**
+ * Why a channel operation failed. One closed list for every adapter, so the same failure gets
+ * the same metric label and log code whichever platform it happened on.
+ */
+export type ChannelErrorCode =
+  /** A config key the channel needs is missing. */
+  | "config_missing"
+  /** A config value cannot work (e.g. not a URL). */
+  | "config_invalid"
+  /** The platform rejected the credentials. */
+  | "auth_failed"
+  /** The credentials work but lack a permission or scope for this call. */
+  | "forbidden"
+  /** The platform asked us to slow down. */
+  | "rate_limited"
+  /** The message or chat is gone. */
+  | "not_found"
+  /** An edit changed nothing. */
+  | "not_modified"
+  /** The platform (or this configuration of it) cannot do what was asked. */
+  | "not_supported"
+  /** What we asked to post breaks a platform rule (e.g. a button id too long). */
+  | "content_rejected"
+  /** The platform could not be reached (DNS, refused connection, reset socket). */
+  | "network"
+  /** The platform answered with a 5xx. */
+  | "platform_unavailable"
+  /** The platform refused the call for another reason; the message says which. */
+  | "platform_error"
+  /** The call took too long. */
+  | "timeout"
+  /** The channel is not running. */
+  | "not_started"
+  /** stop() was called while start() was under way. */
+  | "stopped"
+  /** Another channel already holds a webhook path this one needs. */
+  | "route_conflict";
+
 /** A failure inside one channel adapter; names the channel. */
 export class ChannelError extends AntlerError {
   readonly channel: string;
+  declare readonly code: ChannelErrorCode;
 
-  constructor(channel: string, code: string, message: string, options: AntlerErrorOptions = {}) {
+  constructor(channel: string, code: ChannelErrorCode, message: string, options: AntlerErrorOptions = {}) {
     super(code, `[${channel}] ${message}`, options);
     this.channel = channel;
   }
@@ -83,13 +122,6 @@ export class PlatformNotFoundError extends ChannelError {
 export class NotModifiedError extends ChannelError {
   constructor(channel: string, options: AntlerErrorOptions = {}) {
     super(channel, "not_modified", "message is not modified", options);
-  }
-}
-
-/** An optional channel capability was called on a channel that lacks it. */
-export class NotImplementedError extends AntlerError {
-  constructor(what: string) {
-    super("not_implemented", `${what} is not implemented`);
   }
 }
 

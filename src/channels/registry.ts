@@ -7,6 +7,7 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { validate } from "../config/loader.js";
+import { applyRenames } from "../config/renames.js";
 import type { ChannelSection } from "../config/schema.js";
 import { AntlerError, ConfigError, errorMessage } from "../errors.js";
 import type { Logger } from "../log/logger.js";
@@ -121,7 +122,8 @@ function iso(ms: number | undefined): string | null {
 export interface LoadChannelsOptions {
   baseDir: string;
   logger: Logger;
-  http: HttpMount;
+  /** The server; each channel gets a mount of its own, so it can take down only its own routes. */
+  http: { mount(owner: string): HttpMount };
 }
 
 /**
@@ -160,28 +162,41 @@ export async function loadChannels(
 
 /** Creates a channel instance from its config section (used at load and on restart). */
 export async function instantiate(name: string, section: ChannelSection, options: LoadChannelsOptions): Promise<Channel> {
-  const spec = section.use ?? BUILTIN_CHANNELS[name];
-  if (!spec) {
-    throw new ConfigError([
-      {
-        path: `channels.${name}.use`,
-        message: `"${name}" is not a built-in channel (${Object.keys(BUILTIN_CHANNELS).join(", ")}): set use: "module:Export" of a channel class`,
-      },
-    ]);
-  }
+  const spec = classPath(name, section);
   const cls = (await resolveClass(spec, null, { baseDir: options.baseDir })) as unknown as ChannelClass;
   const missing = REQUIRED_CHANNEL_METHODS.filter((m) => typeof (cls.prototype as Record<string, unknown>)[m] !== "function");
   if (missing.length > 0) {
     throw new AntlerError("channel_contract", `${spec} is not a channel: it lacks ${missing.map((m) => `${m}()`).join(", ")}`);
   }
   const { enabled: _enabled, use: _use, ...rest } = section;
-  const config = cls.configSchema ? validate(cls.configSchema, rest, ["channels", name]) : rest;
+  const { section: renamed, warnings } = applyRenames(rest, cls.configRenames ?? {}, ["channels", name]);
+  for (const warning of warnings) options.logger.warn({ channel: name }, warning);
+  const config = cls.configSchema ? validate(cls.configSchema, renamed, ["channels", name]) : renamed;
   const logger = options.logger.child({ channel: name });
-  const channel = new cls({ name, config: config as never, logger, http: options.http, baseDir: options.baseDir });
+  const http = options.http.mount(name);
+  const channel = new cls({ name, config: config as never, logger, http, baseDir: options.baseDir });
   if (!channel.capabilities || typeof channel.capabilities.maxTextLength !== "number") {
     throw new AntlerError("channel_contract", `${spec} is not a channel: it has no capabilities`);
   }
   return channel;
+}
+
+/**
+ * The class a section loads: `use:` as written, where a bare built-in name (`use: slack`) means
+ * that built-in, so a second bot of one platform is a channel of its own name; without `use:`,
+ * the built-in of the channel's own name.
+ */
+function classPath(name: string, section: ChannelSection): string {
+  const use = section.use;
+  if (use !== undefined) return BUILTIN_CHANNELS[use] ?? use;
+  const spec = BUILTIN_CHANNELS[name];
+  if (spec) return spec;
+  throw new ConfigError([
+    {
+      path: `channels.${name}.use`,
+      message: `"${name}" is not a built-in channel (${Object.keys(BUILTIN_CHANNELS).join(", ")}): set use: to one of them, or to "module:Export" of a channel class`,
+    },
+  ]);
 }
 
 /** Access rules from a section, for channels that do not build their own. */

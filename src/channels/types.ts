@@ -8,6 +8,7 @@
  * (refs, handles) must be JSON-serialisable: it is stored so that work survives restarts.
  */
 import type { ZodType } from "zod";
+import type { ConfigRenames } from "../config/renames.js";
 import type { Logger } from "../log/logger.js";
 import type { RouteHandler } from "../server/http.js";
 
@@ -169,10 +170,16 @@ export interface NativeStreamLimits {
   maxDurationMs: number;
 }
 
-/** The HTTP server, as a channel sees it: mount webhook routes on Antler's one port. */
+/**
+ * The HTTP server, as one channel sees it: it mounts routes on Antler's one port and takes down
+ * only its own. Mount a webhook with `mountWebhook` (webhook-route.ts): the core's path for every
+ * channel is `/webhooks/<channel name>`.
+ */
 export interface HttpMount {
+  /** Mounts a route; throws `RouteConflictError` (naming both channels) when the path is taken. */
   route(method: string, path: string, handler: RouteHandler): void;
-  unroute(path: string): void;
+  /** Takes down this channel's routes at `path`, or all of them; other channels' routes stay. */
+  unroute(path?: string): void;
 }
 
 /** What the registry passes to a channel's constructor. */
@@ -239,6 +246,8 @@ export interface ChannelClass {
   new (ctx: ChannelContext<never>): Channel;
   /** zod schema of the config section (without `enabled`/`use`, which the core reads). */
   configSchema?: ZodType;
+  /** Keys and values renamed since an older version: still accepted, with a deprecation warning. */
+  configRenames?: ConfigRenames;
 }
 
 /** Method names every channel must have; the registry checks them before use. */

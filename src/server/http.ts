@@ -11,6 +11,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { AppConfig } from "../config/schema.js";
+import { AntlerError } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 import { bodyTooLarge, ClientAbortedError, DEFAULT_MAX_BODY_BYTES, declaredLength, HttpError, limitBody } from "./body.js";
 import { RejectLog } from "./reject-log.js";
@@ -23,6 +24,8 @@ export type RouteHandler = (req: IncomingMessage, res: ServerResponse, params: R
 export interface RouteOptions {
   /** Answer even while the server is paused (health, readiness, admin). Webhook routes are not. */
   alwaysOpen?: boolean;
+  /** The channel that mounts it; `unroute` takes down only its owner's routes. */
+  owner?: string;
 }
 
 interface Route {
@@ -30,6 +33,29 @@ interface Route {
   parts: string[];
   handler: RouteHandler;
   alwaysOpen: boolean;
+  owner: string | undefined;
+}
+
+/** The routes of one owner (a channel): what a channel gets as its `http`. */
+export interface OwnedRoutes {
+  /** Mounts a handler for this owner; throws {@link RouteConflictError} when another route has the path. */
+  route(method: string, path: string, handler: RouteHandler): void;
+  /** Takes down this owner's routes at `path`, or all of them; other owners' routes stay. */
+  unroute(path?: string): void;
+}
+
+/** Two routes want the same method and path; the message names both owners. */
+export class RouteConflictError extends AntlerError {
+  constructor(method: string, path: string, holder: string | undefined, wanted: string | undefined) {
+    super(
+      "route_conflict",
+      `${method} ${path} is already mounted by ${ownerName(holder)}, so ${ownerName(wanted)} cannot mount it: give one of them another path`,
+    );
+  }
+}
+
+function ownerName(owner: string | undefined): string {
+  return owner === undefined ? "Antler itself" : `channel "${owner}"`;
 }
 
 interface Lookup {
@@ -98,15 +124,37 @@ export class HttpServer {
     this.rejections = new RejectLog(options.logger);
   }
 
-  /** Mounts a handler. `path` may hold `:name` segments; `method` "*" matches any method. */
+  /**
+   * Mounts a handler. `path` may hold `:name` segments; `method` "*" matches any method. A second
+   * route with the same method and path is refused with a {@link RouteConflictError}.
+   */
   route(method: string, path: string, handler: RouteHandler, options: RouteOptions = {}): void {
-    this.routes.push({ method: method.toUpperCase(), parts: split(path), handler, alwaysOpen: options.alwaysOpen === true });
+    const upper = method.toUpperCase();
+    const parts = split(path);
+    const key = parts.join("/");
+    const taken = this.routes.find((r) => r.parts.join("/") === key && (r.method === upper || r.method === "*" || upper === "*"));
+    if (taken) throw new RouteConflictError(upper, `/${key}`, taken.owner, options.owner);
+    this.routes.push({ method: upper, parts, handler, alwaysOpen: options.alwaysOpen === true, owner: options.owner });
   }
 
-  /** Removes every route mounted at `path` (a channel that stops takes its webhook down). */
-  unroute(path: string): void {
-    const parts = split(path).join("/");
-    for (let i = this.routes.length - 1; i >= 0; i--) if (this.routes[i]?.parts.join("/") === parts) this.routes.splice(i, 1);
+  /**
+   * Removes the routes `owner` mounted at `path` (undefined `owner`: those mounted without one);
+   * another owner's route at the same path stays.
+   */
+  unroute(path: string | undefined, owner?: string): void {
+    const parts = path === undefined ? undefined : split(path).join("/");
+    for (let i = this.routes.length - 1; i >= 0; i--) {
+      const route = this.routes[i] as Route;
+      if (route.owner === owner && (parts === undefined || route.parts.join("/") === parts)) this.routes.splice(i, 1);
+    }
+  }
+
+  /** The routes of one channel: it mounts and takes down only its own. */
+  mount(owner: string): OwnedRoutes {
+    return {
+      route: (method, path, handler) => this.route(method, path, handler, { owner }),
+      unroute: (path) => this.unroute(path, owner),
+    };
   }
 
   /** Webhook routes (and unknown paths) answer 503 with Retry-After until {@link resume}. */

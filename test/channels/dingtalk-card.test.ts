@@ -11,7 +11,7 @@ afterEach(async () => {
   rig = undefined;
 });
 
-const CARDS = { card_template_id: TEMPLATE, card_buttons_key: "buttons", stream_interval_ms: 50 };
+const CARDS = { card_template_id: TEMPLATE, card_buttons_key: "buttons", edit_interval_ms: 50 };
 
 async function refFrom(r: Rig, group?: string): Promise<ConversationRef> {
   const before = r.inbox.length;
@@ -137,7 +137,7 @@ describe("dingtalk card buttons", () => {
     expect(rig.channel.capabilities).toMatchObject({ edits: true, buttons: false });
     expect(rig.fake.gateway.subscriptions.map((s) => s.topic)).toEqual(["/v1.0/im/bot/messages/get"]);
     await rig.close();
-    rig = await startRig({ ...CARDS, mode: "http" });
+    rig = await startRig({ ...CARDS, mode: "webhook" });
     expect(rig.channel.capabilities).toMatchObject({ edits: true, buttons: false });
   });
 });

@@ -9,7 +9,7 @@ const CAROL: FakeUser = { staffId: "staff-carol", senderId: "$:LWCP_v1:$carol", 
 const MEMBERS: Record<GroupMember, FakeUser> = { asker: ALICE, other: BOB, approver: CAROL };
 
 interface DriverOptions {
-  mode: "stream" | "http";
+  mode: "stream" | "webhook";
   cards: boolean;
   /** Groups: `user` gives each sender a thread of their own, `chat` one shared thread. */
   scope: "user" | "chat";
@@ -49,7 +49,7 @@ async function dingTalkDriver(options: DriverOptions): Promise<ContractDriver> {
     streams: options.cards,
     buttons: options.cards && options.mode === "stream",
     channelConfig({ gatewayUrl }) {
-      if (options.mode === "http") fake.callbackUrl = `${gatewayUrl}/dingtalk/dingtalk/callback`;
+      if (options.mode === "webhook") fake.callbackUrl = `${gatewayUrl}/webhooks/dingtalk`;
       return {
         enabled: true,
         mode: options.mode,
@@ -57,7 +57,7 @@ async function dingTalkDriver(options: DriverOptions): Promise<ContractDriver> {
         client_secret: fake.clientSecret,
         api_base: fake.url,
         gateway_url: fake.gatewayUrl,
-        stream_interval_ms: INTERVAL_MS,
+        edit_interval_ms: INTERVAL_MS,
         session_scope: options.scope,
         ...(options.cards ? { card_template_id: TEMPLATE, card_buttons_key: "buttons" } : {}),
       };
@@ -82,4 +82,6 @@ async function dingTalkDriver(options: DriverOptions): Promise<ContractDriver> {
 // everyone in the group; the others share one thread per group, where text answers meet.
 channelContract("dingtalk stream mode with AI cards", () => dingTalkDriver({ mode: "stream", cards: true, scope: "user" }));
 channelContract("dingtalk stream mode, markdown replies", () => dingTalkDriver({ mode: "stream", cards: false, scope: "chat" }));
-channelContract("dingtalk http mode, markdown replies", () => dingTalkDriver({ mode: "http", cards: false, scope: "chat" }));
+channelContract("dingtalk webhook mode, markdown replies", () =>
+  dingTalkDriver({ mode: "webhook", cards: false, scope: "chat" }),
+);

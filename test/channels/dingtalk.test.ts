@@ -216,8 +216,8 @@ describe("dingtalk lifecycle and doctor", () => {
 
 describe("dingtalk http callback mode", () => {
   it("accepts signed callbacks and rejects bad or stale signatures", async () => {
-    rig = await startRig({ mode: "http" });
-    rig.fake.callbackUrl = `${rig.httpUrl}/dingtalk/dingtalk/callback`;
+    rig = await startRig({ mode: "webhook" });
+    rig.fake.callbackUrl = `${rig.httpUrl}/webhooks/dingtalk`;
     expect(await rig.fake.userSays("signed")).toMatchObject({ status: 200 });
     expect(await rig.fake.userSays("forged", { signWith: "not-the-secret" })).toMatchObject({ status: 401 });
     expect(await rig.fake.userSays("stale", { timestamp: Date.now() - 2 * 60 * 60_000 })).toMatchObject({ status: 401 });
@@ -230,7 +230,7 @@ describe("dingtalk http callback mode", () => {
     });
     expect(garbled.status).toBe(400);
     expect(rig.inbox.map((m) => m.text)).toEqual(["signed"]);
-    expect(rig.channel.status()).toMatchObject({ state: "running", connected: true, mode: "http" });
+    expect(rig.channel.status()).toMatchObject({ state: "running", connected: true, mode: "webhook" });
     await rig.channel.stop();
     const res = await fetch(rig.fake.callbackUrl, { method: "POST", body: "{}" });
     expect(res.status).toBe(404);

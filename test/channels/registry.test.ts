@@ -9,7 +9,7 @@ import { LoopbackWorld } from "../fakes/loopback.js";
 import { ROOT } from "../helpers/cli.js";
 
 const fixtures = path.join(ROOT, "test/fixtures/channels");
-const options = { baseDir: fixtures, logger: silentLogger(), http: { route() {}, unroute() {} } };
+const options = { baseDir: fixtures, logger: silentLogger(), http: { mount: () => ({ route() {}, unroute() {} }) } };
 const sections = (raw: Record<string, Record<string, unknown>>) =>
   Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, ChannelSection.parse(v)]));
 

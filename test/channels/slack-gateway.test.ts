@@ -18,7 +18,10 @@ afterEach(async () => {
   fake = undefined;
 });
 
-async function boot(mode: "socket" | "http", extra: Record<string, unknown> = {}): Promise<{ fake: FakeSlack; gw: TestGateway }> {
+async function boot(
+  mode: "socket" | "webhook",
+  extra: Record<string, unknown> = {},
+): Promise<{ fake: FakeSlack; gw: TestGateway }> {
   fake = await FakeSlack.start({ mode });
   const port = await freePort();
   fake.eventsUrl = `http://127.0.0.1:${port}/slack/events`;
@@ -95,7 +98,7 @@ describe("slack end to end", () => {
   });
 
   it("http mode: a retried delivery (X-Slack-Retry-Num) gives one run", async () => {
-    const { fake, gw } = await boot("http");
+    const { fake, gw } = await boot("webhook");
     gw.model.enqueue({ text: "Once." });
     await fake.dm("only once please");
     const retry = await fake.redeliverLast();
@@ -107,7 +110,7 @@ describe("slack end to end", () => {
   });
 
   it("resumes a question in a channel thread by button, then another by a text reply", async () => {
-    const { fake, gw } = await boot("http");
+    const { fake, gw } = await boot("webhook");
     const ask = (question: string) => ({
       toolCalls: [{ name: "ask_clarification", args: { question, options: ["Red", "Blue"] } }],
     });

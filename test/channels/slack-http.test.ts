@@ -10,7 +10,7 @@ let fake: FakeSlack;
 let rig: AdapterRig;
 
 beforeEach(async () => {
-  fake = await FakeSlack.start({ mode: "http" });
+  fake = await FakeSlack.start({ mode: "webhook" });
   rig = await adapterRig(fake);
   await rig.start();
 });
@@ -30,7 +30,7 @@ const mentionEvent = () => ({
 
 describe("slack http mode", () => {
   it("is connected once the route is mounted, without opening a socket", () => {
-    expect(rig.channel.status()).toMatchObject({ state: "running", connected: true, mode: "http" });
+    expect(rig.channel.status()).toMatchObject({ state: "running", connected: true, mode: "webhook" });
     expect(fake.api.calls.some((c) => c.method === "apps.connections.open")).toBe(false);
   });
 

@@ -284,8 +284,8 @@ describe("slack lifecycle", () => {
 
   it("fails to start with a rejected token, with status and lastError", async () => {
     const http = new HttpServer({ host: "127.0.0.1", port: 0, logger: silentLogger() });
-    const config = SlackChannelConfig.parse({ bot_token: "xoxb-wrong", app_token: fake.appToken, api_url: fake.apiUrl });
-    const bad = new SlackChannel({ name: "slack", config, logger: silentLogger(), http, baseDir: "." });
+    const config = SlackChannelConfig.parse({ bot_token: "xoxb-wrong", app_token: fake.appToken, api_base: fake.apiUrl });
+    const bad = new SlackChannel({ name: "slack", config, logger: silentLogger(), http: http.mount("slack"), baseDir: "." });
     await expect(bad.start(async () => {})).rejects.toBeInstanceOf(PlatformAuthError);
     expect(bad.status()).toMatchObject({ state: "failed", connected: false });
     expect(bad.status().lastError?.message).toMatch(/invalid_auth.*bot_token/);
@@ -294,8 +294,8 @@ describe("slack lifecycle", () => {
 
   it("names the missing key when a credential is absent", async () => {
     const http = new HttpServer({ host: "127.0.0.1", port: 0, logger: silentLogger() });
-    const config = SlackChannelConfig.parse({ bot_token: fake.botToken, api_url: fake.apiUrl });
-    const bad = new SlackChannel({ name: "slack", config, logger: silentLogger(), http, baseDir: "." });
+    const config = SlackChannelConfig.parse({ bot_token: fake.botToken, api_base: fake.apiUrl });
+    const bad = new SlackChannel({ name: "slack", config, logger: silentLogger(), http: http.mount("slack"), baseDir: "." });
     const err = await bad.start(async () => {}).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ChannelError);
     expect((err as Error).message).toMatch(/channels\.slack\.app_token is required.*SLACK_APP_TOKEN/);
@@ -303,8 +303,8 @@ describe("slack lifecycle", () => {
 
   it("rejects a wrong app token as an app_token problem", async () => {
     const http = new HttpServer({ host: "127.0.0.1", port: 0, logger: silentLogger() });
-    const config = SlackChannelConfig.parse({ bot_token: fake.botToken, app_token: "xapp-wrong", api_url: fake.apiUrl });
-    const bad = new SlackChannel({ name: "slack", config, logger: silentLogger(), http, baseDir: "." });
+    const config = SlackChannelConfig.parse({ bot_token: fake.botToken, app_token: "xapp-wrong", api_base: fake.apiUrl });
+    const bad = new SlackChannel({ name: "slack", config, logger: silentLogger(), http: http.mount("slack"), baseDir: "." });
     const err = await bad.start(async () => {}).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PlatformAuthError);
     expect((err as Error).message).toMatch(/app_token/);

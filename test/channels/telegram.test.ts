@@ -287,7 +287,7 @@ describe("telegram outbound", () => {
       .send(dmRef(rig), { text: "Q", buttons: [{ id: "x".repeat(40), label: "X" }], questionId: "q".repeat(30) })
       .catch((e) => e);
     expect(err).toBeInstanceOf(ChannelError);
-    expect(err.code).toBe("callback_data_too_long");
+    expect(err.code).toBe("content_rejected");
   });
 
   it("shows typing, and a failing sendChatAction is harmless", async () => {
@@ -315,7 +315,7 @@ describe("telegram outbound", () => {
       name: "telegram",
       config: TelegramChannelConfig.parse({ edit_interval_ms: "250" }),
       logger: silentLogger(),
-      http: rig.http,
+      http: rig.http.mount("telegram"),
       baseDir: ".",
     });
     expect(custom.editIntervalMs({ ...ref, chatType: "group" })).toBe(250);
@@ -329,9 +329,9 @@ describe("telegram credentials and doctor", () => {
     await expect(rig.channel.check()).resolves.toMatch(/^@antler_test_bot \(bot id 123456/);
     const wrong = new TelegramChannel({
       name: "telegram",
-      config: TelegramChannelConfig.parse({ bot_token: "1:wrong", api_root: rig.fake.apiRoot }),
+      config: TelegramChannelConfig.parse({ bot_token: "1:wrong", api_base: rig.fake.apiRoot }),
       logger: silentLogger(),
-      http: rig.http,
+      http: rig.http.mount("telegram"),
       baseDir: ".",
     });
     await expect(wrong.check()).rejects.toBeInstanceOf(PlatformAuthError);
@@ -349,7 +349,7 @@ describe("telegram credentials and doctor", () => {
         name: "telegram",
         config: TelegramChannelConfig.parse(config),
         logger: silentLogger(),
-        http: rig!.http,
+        http: rig!.http.mount("telegram"),
         baseDir: ".",
       });
     await expect(make({}).start(async () => {})).rejects.toThrow(
@@ -373,13 +373,13 @@ describe("telegram webhook mode", () => {
       name: "telegram",
       config: TelegramChannelConfig.parse({
         bot_token: r.fake.token,
-        api_root: r.fake.apiRoot,
+        api_base: r.fake.apiRoot,
         mode: "webhook",
         webhook_url: `${r.baseUrl}/hooks/telegram${urlSuffix}`,
         webhook_secret: SECRET,
       }),
       logger: silentLogger(),
-      http: r.http,
+      http: r.http.mount("telegram"),
       baseDir: ".",
     });
     r.channel = channel;
@@ -426,8 +426,10 @@ describe("telegram webhook mode", () => {
     };
     const update = rig.fake.dm(alice, "retry me");
     await waitFor(() => rig!.inbox.length === 1, 5000, "the redelivered update");
-    const attempts = rig.fake.updates.deliveries.filter((d) => d.update_id === update.update_id).map((d) => d.status);
-    expect(attempts).toEqual([500, 200]);
+    // The sink resolves just before the 200 goes out: wait for Telegram to have seen it.
+    const attempts = () => rig!.fake.updates.deliveries.filter((d) => d.update_id === update.update_id).map((d) => d.status);
+    await waitFor(() => attempts().length === 2, 2000, "the second answer");
+    expect(attempts()).toEqual([500, 200]);
   });
 
   it("accepts updates at a webhook_url that carries a query string", async () => {

@@ -123,7 +123,7 @@ describe("every webhook answers bad input with a 4xx and starts no run", () => {
   });
 
   it("Slack /slack/events: 413 for an oversized body even unsigned, 400 for signed junk", async () => {
-    const fake = await FakeSlack.start({ mode: "http" });
+    const fake = await FakeSlack.start({ mode: "webhook" });
     closeFake = () => fake.close();
     const port = await freePort();
     fake.eventsUrl = `http://127.0.0.1:${port}/slack/events`;

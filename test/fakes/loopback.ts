@@ -259,7 +259,8 @@ export class LoopbackWorld {
     const message = this.messages.find((m) => m.id === id);
     if (!message) throw new PlatformNotFoundError(this.channel?.name ?? "loopback", "message to edit not found");
     this.gate("edit");
-    if (message.stream?.state === "open") throw new ChannelError("loopback", "streaming_state_conflict", "message is streaming");
+    if (message.stream?.state === "open")
+      throw new ChannelError("loopback", "platform_error", "streaming_state_conflict: message is streaming");
     const now = Date.now();
     const interval = this.options.minEditIntervalMs ?? 0;
     const last = message.versions.at(-1)?.at ?? 0;
@@ -301,17 +302,17 @@ export class LoopbackWorld {
     if (close !== "aborted") this.gate("stream");
     const now = Date.now();
     const limits = this.streamLimits();
-    if (message.stream.state !== "open") throw new ChannelError("loopback", "stream_closed", "message is not streaming");
+    if (message.stream.state !== "open") throw new ChannelError("loopback", "platform_error", "message is not streaming");
     if (now - message.stream.startedAt > limits.maxDurationMs) {
       message.stream.state = "aborted";
-      throw new ChannelError("loopback", "stream_expired", "the stream expired");
+      throw new ChannelError("loopback", "platform_error", "the stream expired");
     }
     const last = message.versions.at(-1)?.at ?? 0;
     if (close !== "aborted" && this.options.enforceEditInterval && now - last < (this.options.minEditIntervalMs ?? 0)) {
       this.calls.push({ op: "rejected", at: now, detail: "stream update too fast" });
       throw new PlatformRateLimitError("loopback", (this.options.minEditIntervalMs ?? 0) - (now - last));
     }
-    if (text.length > limits.maxTextLength) throw new ChannelError("loopback", "too_long", "stream text is too long");
+    if (text.length > limits.maxTextLength) throw new ChannelError("loopback", "content_rejected", "stream text is too long");
     if (close) message.stream.state = close;
     if (text === message.text) {
       if (close) return;
@@ -360,8 +361,9 @@ export class LoopbackWorld {
 
   private checkLength(text: string): void {
     const max = this.options.maxTextLength ?? 4096;
-    if (text.length === 0) throw new ChannelError("loopback", "empty_text", "message text is empty");
-    if (text.length > max) throw new ChannelError("loopback", "too_long", `message is too long (${text.length} > ${max})`);
+    if (text.length === 0) throw new ChannelError("loopback", "content_rejected", "message text is empty");
+    if (text.length > max)
+      throw new ChannelError("loopback", "content_rejected", `message is too long (${text.length} > ${max})`);
   }
 
   private requireChannel(): LoopbackChannel {

@@ -55,7 +55,7 @@ const seq = (() => {
 })();
 
 export async function startTargets(ctx: ProbeContext, world: TelegramWorld, gatewayUrl: string): Promise<Targets> {
-  const slack = await FakeSlack.start({ mode: "http" });
+  const slack = await FakeSlack.start({ mode: "webhook" });
   ctx.defer(() => slack.close());
   slack.eventsUrl = `${gatewayUrl}/slack/events`;
   const feishu = await new FeishuFake({ encryptKey: "reliability-encrypt-key", verificationToken: "reliability-vtoken" }).start();

@@ -5,7 +5,7 @@ import { hookLog, loopback, render, Script } from "./helpers.js";
 import { prng } from "./markdown-samples.js";
 
 const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i} `);
-const serverError = () => new ChannelError("loop", "http_500", "internal server error");
+const serverError = () => new ChannelError("loop", "platform_unavailable", "internal server error");
 
 afterEach(() => {
   vi.restoreAllMocks();

@@ -5,7 +5,7 @@ import { deltas, hookLog, loopback, render, Script } from "./helpers.js";
 import { sampleReply } from "./markdown-samples.js";
 
 const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i} `);
-const broken = () => new ChannelError("loop", "http_500", "stream backend failed");
+const broken = () => new ChannelError("loop", "platform_unavailable", "stream backend failed");
 
 describe("renderRun: native streams", () => {
   it("streams with paced updates and finishes with the exact text", async () => {

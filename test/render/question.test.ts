@@ -129,7 +129,7 @@ describe("sendNotice", () => {
 
   it("retries failed sends with backoff", async () => {
     const { world, channel, ref } = loopback();
-    world.failNext("send", 2, () => new ChannelError("loop", "http_502", "bad gateway"));
+    world.failNext("send", 2, () => new ChannelError("loop", "platform_unavailable", "bad gateway"));
     const hooks = hookLog();
     await sendNotice(channel, ref, "I was restarted while answering this — please send it again.", hooks.hooks);
     expect(world.botMessages()).toHaveLength(1);

@@ -2,7 +2,7 @@
  * The one HTTP server: routing, and staying up whatever a client sends.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { HttpServer } from "../../src/server/http.js";
+import { HttpServer, RouteConflictError } from "../../src/server/http.js";
 import { testLogger } from "../contract/gateway.js";
 
 let server: HttpServer | undefined;
@@ -35,5 +35,39 @@ describe("HttpServer", () => {
     } finally {
       process.off("unhandledRejection", onRejection);
     }
+  });
+
+  it("refuses a second route at the same method and path, naming both owners", () => {
+    server = new HttpServer({ host: "127.0.0.1", port: 0, logger: testLogger() });
+    server.mount("slack").route("POST", "/slack/events", () => {});
+    const err = (() => {
+      try {
+        server.mount("slack_two").route("POST", "/slack/events/", () => {});
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(RouteConflictError);
+    expect((err as Error).message).toMatch(/POST \/slack\/events is already mounted by channel "slack".*channel "slack_two"/);
+    // Another method at the path is another route; "*" takes every method.
+    server.mount("slack_two").route("GET", "/slack/events", () => {});
+    expect(() => server?.mount("x").route("*", "/slack/events", () => {})).toThrow(RouteConflictError);
+  });
+
+  it("unroute takes down only its owner's routes at a path", async () => {
+    server = new HttpServer({ host: "127.0.0.1", port: 0, logger: testLogger() });
+    const one = server.mount("one");
+    const two = server.mount("two");
+    one.route("POST", "/hook", (_req, res) => res.end("one"));
+    two.route("GET", "/hook", (_req, res) => res.end("two"));
+    two.route("POST", "/webhooks/two", (_req, res) => res.end("two"));
+    const { port } = await server.listen();
+    one.unroute("/hook");
+    one.unroute();
+    expect((await fetch(`http://127.0.0.1:${port}/hook`)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${port}/hook`, { method: "POST" })).status).toBe(405);
+    two.unroute();
+    expect((await fetch(`http://127.0.0.1:${port}/hook`)).status).toBe(404);
+    expect((await fetch(`http://127.0.0.1:${port}/webhooks/two`, { method: "POST" })).status).toBe(404);
   });
 });

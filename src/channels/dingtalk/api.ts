@@ -1,54 +1,13 @@
 /**
  * A small DingTalk OpenAPI client over Node's fetch: the app access token (cached until
  * shortly before it expires), JSON calls with the token header, and sessionWebhook posts.
- * Every platform failure goes through {@link dingTalkError}, the adapter's one error mapper.
+ * Every platform failure goes through `mapDingTalkError` (map-error.ts), the adapter's one mapper.
  */
-import { ChannelError, PlatformAuthError, PlatformNotFoundError, PlatformRateLimitError } from "../../errors.js";
+import { ChannelError, PlatformAuthError } from "../../errors.js";
+import { mapDingTalkError } from "./map-error.js";
 
-/** The QPS limits are per second: one second is the shortest wait that can help. */
-const QPS_RETRY_MS = 1000;
-/** The sessionWebhook allows about 20 messages a minute per robot; back off a few seconds. */
-const WEBHOOK_RETRY_MS = 3000;
 /** Refresh the token this long before DingTalk says it expires (never more than 10 % of its life). */
 const TOKEN_MARGIN_MS = 5 * 60_000;
-
-/** sessionWebhook errcode when the session behind the webhook is gone ("session 不存在"). */
-export const ERRCODE_SESSION_GONE = 300001;
-/** sessionWebhook errcode "send too fast". */
-export const ERRCODE_SEND_TOO_FAST = 130101;
-
-/** What a failed call looked like on the wire. */
-export interface DingTalkFailure {
-  /** HTTP status (200 for old-style `{errcode}` failures). */
-  status: number;
-  /** New-style error code, e.g. `Forbidden.AccessDenied.QpsLimitForApi`. */
-  code?: string;
-  /** Old-style numeric errcode (oapi and sessionWebhook). */
-  errcode?: number;
-  message?: string;
-  /** `Retry-After` header, seconds, when present. */
-  retryAfter?: string | null;
-  /** Which call failed, for the message. */
-  what: string;
-}
-
-/** Maps one DingTalk failure to Antler's typed errors. */
-export function dingTalkError(channel: string, f: DingTalkFailure): ChannelError {
-  const detail = `${f.what} failed: ${[f.status, f.code ?? f.errcode, f.message].filter((x) => x !== undefined && x !== "").join(" ")}`;
-  if (f.code?.includes("QpsLimit") || f.status === 429) {
-    const header = Number(f.retryAfter);
-    const wait = Number.isFinite(header) && header > 0 ? header * 1000 : QPS_RETRY_MS;
-    return new PlatformRateLimitError(channel, wait, detail);
-  }
-  if (f.errcode === ERRCODE_SEND_TOO_FAST) return new PlatformRateLimitError(channel, WEBHOOK_RETRY_MS, detail);
-  if (f.status === 401 || f.code === "InvalidAuthentication" || /invalid.*(secret|token|client)/i.test(f.code ?? "")) {
-    return new PlatformAuthError(channel, detail);
-  }
-  if (f.status === 404 || f.errcode === ERRCODE_SESSION_GONE || /notfound|not_exist/i.test(f.code ?? "")) {
-    return new PlatformNotFoundError(channel, detail);
-  }
-  return new ChannelError(channel, "platform_error", detail);
-}
 
 export interface DingTalkApiOptions {
   channel: string;
@@ -123,7 +82,7 @@ export class DingTalkApi {
     try {
       res = await fetch(url, { method, headers, body: JSON.stringify(body) });
     } catch (err) {
-      throw new ChannelError(this.options.channel, "network_error", `${what} failed: ${(err as Error).message}`, { cause: err });
+      throw new ChannelError(this.options.channel, "network", `${what} failed: ${(err as Error).message}`, { cause: err });
     }
     const text = await res.text();
     let data: Record<string, unknown> = {};
@@ -134,13 +93,13 @@ export class DingTalkApi {
     }
     const errcode = typeof data.errcode === "number" ? data.errcode : undefined;
     if (res.ok && !errcode) return data;
-    throw dingTalkError(this.options.channel, {
+    const failure = {
       status: res.status,
       code: typeof data.code === "string" ? data.code : undefined,
       errcode,
       message: String(data.message ?? data.errmsg ?? ""),
       retryAfter: res.headers.get("retry-after"),
-      what,
-    });
+    };
+    throw mapDingTalkError(this.options.channel, failure, what);
   }
 }

@@ -3,6 +3,7 @@
  * config without them still loads; `start()` names the missing key and the fix.
  */
 import { z } from "zod";
+import type { ConfigRenames } from "../../config/renames.js";
 import { num } from "../../config/schema.js";
 import { accessConfigShape } from "../access.js";
 
@@ -10,8 +11,8 @@ export const DEFAULT_API_BASE = "https://api.dingtalk.com";
 export const DEFAULT_GATEWAY_URL = "https://api.dingtalk.com/v1.0/gateway/connections/open";
 
 export const DingTalkChannelConfig = z.strictObject({
-  /** `stream` (WebSocket via dingtalk-stream) or `http` (robot callbacks POSTed to Antler). */
-  mode: z.enum(["stream", "http"]).default("stream"),
+  /** `stream` (WebSocket via dingtalk-stream) or `webhook` (robot callbacks POSTed to Antler). */
+  mode: z.enum(["stream", "webhook"]).default("stream"),
   /** AppKey / Client ID of the DingTalk app. */
   client_id: z.string().optional(),
   /** AppSecret / Client Secret; also the HMAC key of HTTP callbacks. */
@@ -28,13 +29,22 @@ export const DingTalkChannelConfig = z.strictObject({
   api_base: z.string().url().default(DEFAULT_API_BASE),
   /** Stream-mode gateway URL (tests point it at a fake). */
   gateway_url: z.string().url().default(DEFAULT_GATEWAY_URL),
-  /** HTTP mode: path of the robot callback route on Antler's server; default `/dingtalk/<name>/callback`. */
+  /**
+   * Webhook mode: another path for the robot callback, mounted beside `/webhooks/<name>` (and the
+   * old default `/dingtalk/<name>/callback`, which stays mounted too).
+   */
   callback_path: z.string().startsWith("/").optional(),
   /** Groups: `user` gives each sender their own thread, `chat` shares one thread per group. */
   session_scope: z.enum(["user", "chat"]).default("user"),
   /** Minimum time between two AI card updates, ms. */
-  stream_interval_ms: num().pipe(z.number().int().min(0)).default(300),
+  edit_interval_ms: num().pipe(z.number().int().min(0)).default(300),
   ...accessConfigShape,
 });
 
 export type DingTalkChannelConfig = z.output<typeof DingTalkChannelConfig>;
+
+/** Names of older versions, still accepted with a warning. */
+export const DINGTALK_RENAMES: ConfigRenames = {
+  keys: { stream_interval_ms: "edit_interval_ms" },
+  values: { mode: { http: "webhook" } },
+};

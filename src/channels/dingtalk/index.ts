@@ -5,16 +5,16 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type DWClientDownStream, TOPIC_CARD, TOPIC_ROBOT } from "dingtalk-stream";
-import { ChannelError, errorMessage } from "../../errors.js";
+import { ChannelError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { HttpError, readBody, sendJson } from "../../server/http.js";
 import { accessRulesFrom } from "../access.js";
+import { ChannelLifecycle } from "../lifecycle.js";
 import type {
   AccessRules,
   Channel,
   ChannelCapabilities,
   ChannelContext,
-  ChannelState,
   ChannelStatus,
   ConversationRef,
   HttpMount,
@@ -25,10 +25,11 @@ import type {
   NativeStreamLimits,
   OutboundContent,
 } from "../types.js";
+import { mountWebhook } from "../webhook-route.js";
 import { DingTalkApi } from "./api.js";
 import { CardApi, FLOW } from "./card.js";
 import { CardStream } from "./card-stream.js";
-import { DingTalkChannelConfig } from "./config.js";
+import { DINGTALK_RENAMES, DingTalkChannelConfig } from "./config.js";
 import {
   type CardCallback,
   cardClickToInbound,
@@ -49,6 +50,7 @@ const MAX_REMEMBERED_CARDS = 500;
 
 export class DingTalkChannel implements Channel {
   static readonly configSchema = DingTalkChannelConfig;
+  static readonly configRenames = DINGTALK_RENAMES;
 
   readonly name: string;
   readonly capabilities: ChannelCapabilities;
@@ -61,22 +63,20 @@ export class DingTalkChannel implements Channel {
   private cards: CardApi | undefined;
   private client: AntlerStreamClient | undefined;
   private sink: InboundSink | undefined;
-  private routePath: string | undefined;
-  private state: ChannelState = "stopped";
-  private reason: string | undefined;
-  private lastError: { message: string; at: number } | null = null;
+  private readonly life: ChannelLifecycle;
   private readonly cardRefs = new Map<string, ConversationRef>();
 
   constructor(ctx: ChannelContext<DingTalkChannelConfig>) {
     this.name = ctx.name;
     this.config = DingTalkChannelConfig.parse(ctx.config);
+    this.life = new ChannelLifecycle(this.name, this.config.mode);
     this.logger = ctx.logger;
     this.http = ctx.http;
     this.access = accessRulesFrom(this.config);
     const cards = Boolean(this.config.card_template_id);
     this.capabilities = {
       maxTextLength: MAX_TEXT,
-      minEditIntervalMs: this.config.stream_interval_ms,
+      minEditIntervalMs: this.config.edit_interval_ms,
       edits: cards,
       // Clicks come back only over the stream connection (HTTP mode would need a registered callback route).
       buttons: cards && Boolean(this.config.card_buttons_key) && this.config.mode === "stream",
@@ -86,48 +86,36 @@ export class DingTalkChannel implements Channel {
     if (cards) this.streamLimits = { maxTextLength: MAX_TEXT, maxDurationMs: 30 * 60_000 };
   }
 
-  async start(sink: InboundSink): Promise<void> {
-    await this.stop();
-    this.state = "starting";
-    this.sink = sink;
-    try {
-      this.api = this.makeApi();
-      this.cards = this.makeCards(this.api);
-      if (this.config.mode === "stream") await this.connectStream();
-      else this.mountCallback();
-      this.state = "running";
-      this.reason = undefined;
-    } catch (err) {
-      this.fail(err);
-      this.client?.stop();
-      this.client = undefined;
-      this.state = "failed";
-      this.reason = errorMessage(err);
-      throw err;
-    }
+  start(sink: InboundSink): Promise<void> {
+    return this.life.start(
+      (signal) => this.open(sink, signal),
+      () => this.close(),
+    );
   }
 
-  async stop(): Promise<void> {
-    this.client?.stop();
-    this.client = undefined;
-    if (this.routePath) this.http.unroute(this.routePath);
-    this.routePath = undefined;
-    this.sink = undefined;
-    this.state = "stopped";
+  stop(): Promise<void> {
+    return this.life.stop(() => this.close());
   }
 
   status(): ChannelStatus {
-    const connected = this.config.mode === "stream" ? this.client?.connected === true : this.state === "running";
-    // While the SDK reconnects a dropped socket, nothing arrives: say so instead of "running".
-    const down = this.state === "running" && !connected;
-    const reason = down ? "the stream connection dropped; reconnecting" : this.reason;
-    return {
-      state: down ? "degraded" : this.state,
-      connected,
-      mode: this.config.mode,
-      ...(reason ? { reason } : {}),
-      lastError: this.lastError,
-    };
+    return this.life.status();
+  }
+
+  /** Connects the stream (or mounts the callback route); a stop meanwhile aborts `signal`. */
+  private async open(sink: InboundSink, signal: AbortSignal): Promise<void> {
+    this.sink = sink;
+    this.api = this.makeApi();
+    this.cards = this.makeCards(this.api);
+    if (this.config.mode === "webhook") this.mountCallback();
+    else await this.connectStream(signal);
+  }
+
+  /** Closes the stream and takes the route down; safe to call more than once. */
+  private async close(): Promise<void> {
+    this.client?.stop();
+    this.client = undefined;
+    this.http.unroute();
+    this.sink = undefined;
   }
 
   async check(): Promise<string> {
@@ -215,7 +203,7 @@ export class DingTalkChannel implements Channel {
     };
   }
 
-  private async connectStream(): Promise<void> {
+  private async connectStream(signal: AbortSignal): Promise<void> {
     const topics = [TOPIC_ROBOT, ...(this.capabilities.buttons ? [TOPIC_CARD] : [])];
     const client = new AntlerStreamClient({
       channel: this.name,
@@ -223,6 +211,10 @@ export class DingTalkChannel implements Channel {
       clientSecret: this.config.client_secret as string,
       gatewayUrl: this.config.gateway_url,
       topics,
+      onConnection: (up) => {
+        if (up) this.life.connected();
+        else this.life.degraded("the stream connection dropped; reconnecting");
+      },
     });
     this.client = client;
     client.registerCallbackListener(TOPIC_ROBOT, (frame) => void this.onFrame(frame, (data) => this.fromRobot(data)));
@@ -230,6 +222,7 @@ export class DingTalkChannel implements Channel {
       client.registerCallbackListener(TOPIC_CARD, (frame) => void this.onFrame(frame, (data) => this.fromCard(frame, data)));
     }
     await client.getEndpoint();
+    if (signal.aborted) return;
     await client._connect();
   }
 
@@ -277,10 +270,10 @@ export class DingTalkChannel implements Channel {
     return cardClickToInbound(this.name, `card:${frame.headers.messageId}`, click, known);
   }
 
+  /** `/webhooks/<name>`, and the paths of older versions: `/dingtalk/<name>/callback` and `callback_path`. */
   private mountCallback(): void {
-    const path = this.config.callback_path ?? `/dingtalk/${this.name}/callback`;
-    this.http.route("POST", path, (req, res) => this.onCallback(req, res));
-    this.routePath = path;
+    const aliases = [`/dingtalk/${this.name}/callback`, this.config.callback_path];
+    mountWebhook(this.http, this.name, (req, res) => this.onCallback(req, res), aliases);
   }
 
   /**
@@ -328,6 +321,6 @@ export class DingTalkChannel implements Channel {
   }
 
   private fail(err: unknown): void {
-    this.lastError = { message: errorMessage(err), at: Date.now() };
+    this.life.noteError(err);
   }
 }

@@ -58,7 +58,7 @@ async function sendByRobot(opts: MarkdownSenderOptions, ref: ConversationRef, ti
     if (typeof staff !== "string" || !staff) {
       throw new ChannelError(
         opts.channel,
-        "cannot_send",
+        "not_supported",
         "the sessionWebhook expired and the DM partner has no staff id to message",
       );
     }

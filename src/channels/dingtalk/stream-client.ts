@@ -7,7 +7,7 @@
  *   heartbeat timer running (the SDK 2.1.5 starts a new one per connection and clears one).
  */
 import { DWClient } from "dingtalk-stream";
-import { dingTalkError } from "./api.js";
+import { mapDingTalkError } from "./map-error.js";
 
 export interface StreamClientOptions {
   channel: string;
@@ -16,11 +16,14 @@ export interface StreamClientOptions {
   gatewayUrl: string;
   /** CALLBACK topics to subscribe to. */
   topics: string[];
+  /** Told when the socket comes up (true) or goes down (false). */
+  onConnection?(up: boolean): void;
 }
 
 /** SDK fields that are private in its typings but that a subclass has to reach. */
 interface SdkInternals {
   dw_url?: string;
+  socket?: { once(event: "close", listener: () => void): void };
   heartbeatIntervallId?: ReturnType<typeof setInterval>;
 }
 
@@ -47,12 +50,12 @@ export class AntlerStreamClient extends DWClient {
     const data = (await res.json().catch(() => ({}))) as Record<string, unknown>;
     const { endpoint, ticket } = data;
     if (!res.ok || typeof endpoint !== "string" || typeof ticket !== "string") {
-      throw dingTalkError(this.opts.channel, {
+      const failure = {
         status: res.ok ? 502 : res.status,
         code: typeof data.code === "string" ? data.code : undefined,
         message: String(data.message ?? "no endpoint in the answer"),
-        what: "stream gateway connections/open",
-      });
+      };
+      throw mapDingTalkError(this.opts.channel, failure, "stream gateway connections/open");
     }
     (this as unknown as SdkInternals).dw_url = `${endpoint}?ticket=${encodeURIComponent(ticket)}`;
     return this;
@@ -67,6 +70,10 @@ export class AntlerStreamClient extends DWClient {
     this.clearHeartbeat();
     if (this.stopped) throw new Error("stream client stopped");
     await super._connect();
+    (this as unknown as SdkInternals).socket?.once("close", () => {
+      if (!this.stopped) this.opts.onConnection?.(false);
+    });
+    this.opts.onConnection?.(true);
   }
 
   /** Closes the socket for good: no reconnect, no timers. */

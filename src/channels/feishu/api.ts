@@ -26,7 +26,7 @@ export class FeishuApi {
     try {
       return ensureOk(await fn());
     } catch (err) {
-      const mapped = mapFeishuError(this.channel, what, err);
+      const mapped = mapFeishuError(this.channel, err, what);
       this.onError(mapped);
       throw mapped;
     }
@@ -52,7 +52,7 @@ export class FeishuApi {
           }),
         );
     const id = res.data?.message_id;
-    if (!id) throw mapFeishuError(this.channel, "send", new Error("the answer carried no message_id"));
+    if (!id) throw mapFeishuError(this.channel, new Error("the answer carried no message_id"), "send");
     return id;
   }
 
@@ -78,7 +78,7 @@ export class FeishuApi {
       this.client.cardkit.v1.card.create({ data: { type: "card_json", data: JSON.stringify(card) } }),
     );
     const id = res.data?.card_id;
-    if (!id) throw mapFeishuError(this.channel, "create card", new Error("the answer carried no card_id"));
+    if (!id) throw mapFeishuError(this.channel, new Error("the answer carried no card_id"), "create card");
     return id;
   }
 
@@ -132,7 +132,7 @@ export class FeishuApi {
       this.client.auth.v3.tenantAccessToken.internal({ data: { app_id: appId, app_secret: appSecret } }),
     );
     const body = res as { tenant_access_token?: string; expire?: number };
-    if (!body.tenant_access_token) throw mapFeishuError(this.channel, "get tenant token", new Error("no token in the answer"));
+    if (!body.tenant_access_token) throw mapFeishuError(this.channel, new Error("no token in the answer"), "get tenant token");
     return { expire: body.expire ?? 0 };
   }
 
@@ -144,7 +144,7 @@ export class FeishuApi {
       }),
     );
     const openId = res.bot?.open_id;
-    if (!openId) throw mapFeishuError(this.channel, "get bot info", new Error("no bot.open_id in the answer"));
+    if (!openId) throw mapFeishuError(this.channel, new Error("no bot.open_id in the answer"), "get bot info");
     return { openId, name: res.bot?.app_name ?? "bot" };
   }
 }

@@ -3,6 +3,7 @@
  * loads; `start()` says which key is missing and how to fix it.
  */
 import { z } from "zod";
+import type { ConfigRenames } from "../../config/renames.js";
 import { num } from "../../config/schema.js";
 import { accessConfigShape } from "../access.js";
 
@@ -22,7 +23,7 @@ export const FeishuChannelConfig = z.strictObject({
   /** App secret from the developer console. */
   app_secret: z.string().optional(),
   /** Which Open Platform to talk to. */
-  domain: DomainValue.default("feishu"),
+  api_base: DomainValue.default("feishu"),
   /** Event encryption key; when set, webhook bodies are decrypted and `X-Lark-Signature` is checked. */
   encrypt_key: z.string().optional(),
   /** Verification token; when set, every webhook event must carry it. */
@@ -31,8 +32,11 @@ export const FeishuChannelConfig = z.strictObject({
    * Minimum ms between two updates of one streaming card. CardKit allows 10 operations/s per
    * card and finishing takes two, so anything under 150 ms would break that limit.
    */
-  stream_interval_ms: num().pipe(z.number().int().min(150)).default(200),
+  edit_interval_ms: num().pipe(z.number().int().min(150)).default(200),
   ...accessConfigShape,
 });
 
 export type FeishuChannelConfig = z.output<typeof FeishuChannelConfig>;
+
+/** Names of older versions, still accepted with a warning. */
+export const FEISHU_RENAMES: ConfigRenames = { keys: { domain: "api_base", stream_interval_ms: "edit_interval_ms" } };

@@ -4,12 +4,14 @@
  * for the conversation-key mapping and the choices made.
  */
 import * as lark from "@larksuiteoapi/node-sdk";
-import { ChannelError, errorMessage, PlatformAuthError } from "../../errors.js";
+import { ChannelError, PlatformAuthError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { accessRulesFrom, isAllowedUser } from "../access.js";
 import { ClickHolds } from "../click-holds.js";
+import { ChannelLifecycle, type OpenResult } from "../lifecycle.js";
 import type {
   AccessRules,
+  Channel,
   ChannelCapabilities,
   ChannelContext,
   ChannelStatus,
@@ -21,10 +23,11 @@ import type {
   NativeStreamLimits,
   OutboundContent,
 } from "../types.js";
+import { mountWebhook } from "../webhook-route.js";
 import { FeishuApi } from "./api.js";
 import { CardKitStream, CardSequences } from "./cardkit.js";
 import { readButtonValue } from "./cards.js";
-import { FeishuChannelConfig } from "./config.js";
+import { FEISHU_RENAMES, FeishuChannelConfig } from "./config.js";
 import { type CardActionEvent, type MessageEvent, translateClick, translateMessage } from "./inbound.js";
 import { LongConnection } from "./long-connection.js";
 import { FeishuOutbound } from "./outbound.js";
@@ -42,8 +45,9 @@ const TYPING_EMOJI = "Typing";
 /** How long a click's callback waits for the core's verdict; Feishu wants the answer within 3 s. */
 const CLICK_HOLD_MS = 2000;
 
-export class FeishuChannel {
+export class FeishuChannel implements Channel {
   static readonly configSchema = FeishuChannelConfig;
+  static readonly configRenames = FEISHU_RENAMES;
 
   readonly name: string;
   readonly capabilities: ChannelCapabilities;
@@ -63,13 +67,8 @@ export class FeishuChannel {
   private api: FeishuApi | undefined;
   private outbound: FeishuOutbound | undefined;
   private connection: LongConnection | undefined;
-  private webhookPath: string | undefined;
   private botOpenId = "";
-  private state: ChannelStatus["state"] = "stopped";
-  private reason: string | undefined;
-  private lastError: ChannelStatus["lastError"] = null;
-  /** Bumped by stop(), so a start() still in flight knows it was cancelled. */
-  private run = 0;
+  private readonly life: ChannelLifecycle;
 
   constructor(ctx: ChannelContext<FeishuChannelConfig>) {
     this.ctx = ctx;
@@ -77,9 +76,10 @@ export class FeishuChannel {
     this.config = FeishuChannelConfig.parse(ctx.config ?? {});
     this.logger = ctx.logger;
     this.access = accessRulesFrom(this.config);
+    this.life = new ChannelLifecycle(this.name, this.config.mode);
     this.capabilities = {
       maxTextLength: MAX_CARD_TEXT,
-      minEditIntervalMs: this.config.stream_interval_ms,
+      minEditIntervalMs: this.config.edit_interval_ms,
       edits: true,
       buttons: true,
       threads: true,
@@ -90,54 +90,45 @@ export class FeishuChannel {
     };
   }
 
-  async start(sink: InboundSink): Promise<void> {
-    // A second start replaces the first connection instead of leaking it.
-    await this.stop(true);
-    const run = this.run;
-    this.state = "starting";
-    this.reason = undefined;
-    try {
-      const api = this.ensureApi();
-      if (this.config.mode === "websocket") this.checkAppIdForm();
-      const bot = await api.botInfo();
-      if (run !== this.run) throw this.stoppedWhileStarting();
-      this.botOpenId = bot.openId;
-      const dispatcher = this.dispatcher(sink);
-      if (this.config.mode === "webhook") this.mountWebhook(dispatcher);
-      else await this.connect(dispatcher);
-      if (run !== this.run) throw this.stoppedWhileStarting();
-      this.state = this.connection && !this.connection.connected ? "degraded" : "running";
-    } catch (err) {
-      // stop() during start: the channel is stopped, not failed.
-      if (run !== this.run) throw err;
-      this.state = "failed";
-      this.reason = errorMessage(err);
-      this.noteError(err);
-      await this.stop(true);
-      throw err;
-    }
+  start(sink: InboundSink): Promise<void> {
+    return this.life.start(
+      (signal) => this.open(sink, signal),
+      () => this.close(),
+    );
   }
 
-  async stop(keepState = false): Promise<void> {
-    this.run += 1;
-    this.connection?.close();
-    this.connection = undefined;
-    if (this.webhookPath) this.ctx.http.unroute(this.webhookPath);
-    this.webhookPath = undefined;
-    this.reactions.clear();
-    this.clicks.releaseAll();
-    if (!keepState) this.state = "stopped";
+  stop(): Promise<void> {
+    return this.life.stop(() => this.close());
   }
 
   status(): ChannelStatus {
-    const connected =
-      this.state !== "stopped" && this.state !== "failed" && (this.connection ? this.connection.connected : !!this.webhookPath);
-    let state = this.state;
-    if (this.connection && (state === "running" || state === "degraded")) state = connected ? "running" : "degraded";
-    const status: ChannelStatus = { state, connected, mode: this.config.mode, lastError: this.lastError };
-    const reason = this.reason ?? this.connection?.reason;
-    if (reason) status.reason = reason;
-    return status;
+    return this.life.status();
+  }
+
+  /** Learns the bot's open_id, then mounts the webhook or opens the long connection. */
+  private async open(sink: InboundSink, signal: AbortSignal): Promise<OpenResult | undefined> {
+    const api = this.ensureApi();
+    if (this.config.mode === "websocket") this.checkAppIdForm();
+    const bot = await api.botInfo();
+    if (signal.aborted) return undefined;
+    this.botOpenId = bot.openId;
+    const dispatcher = this.dispatcher(sink);
+    if (this.config.mode === "webhook") {
+      this.mountWebhook(dispatcher);
+      return undefined;
+    }
+    await this.connect(dispatcher);
+    const reason = this.connection?.reason;
+    return this.connection && !this.connection.connected && reason ? { degraded: reason } : undefined;
+  }
+
+  /** Closes the long connection and takes the route down; safe to call more than once. */
+  private async close(): Promise<void> {
+    this.connection?.close();
+    this.connection = undefined;
+    this.ctx.http.unroute();
+    this.reactions.clear();
+    this.clicks.releaseAll();
   }
 
   async send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {
@@ -200,7 +191,7 @@ export class FeishuChannel {
     const { appId, appSecret } = this.credentials();
     await api.tenantToken(appId, appSecret);
     const bot = await api.botInfo();
-    return `bot "${bot.name}" (${bot.openId}) on ${this.config.domain}, ${this.config.mode} mode`;
+    return `bot "${bot.name}" (${bot.openId}) on ${this.config.api_base}, ${this.config.mode} mode`;
   }
 
   private dispatcher(sink: InboundSink): lark.EventDispatcher {
@@ -252,15 +243,14 @@ export class FeishuChannel {
         `webhook mode needs channels.${this.name}.verification_token or encrypt_key, so forged events can be refused`,
       );
     }
-    const path = `/webhooks/${this.name}`;
     const handler = feishuWebhookHandler({
       encryptKey: this.config.encrypt_key || undefined,
       verificationToken: this.config.verification_token || undefined,
       dispatch: (envelope) => dispatcher.invoke(envelope, { needCheck: false }),
       onRejected: (reason) => this.noteError(new Error(`webhook request rejected: ${reason}`)),
     });
-    this.ctx.http.route("POST", path, handler);
-    this.webhookPath = path;
+    // `/webhooks/<name>` was this adapter's path from the start: no older path to keep.
+    mountWebhook(this.ctx.http, this.name, handler);
   }
 
   private async connect(dispatcher: lark.EventDispatcher): Promise<void> {
@@ -271,6 +261,7 @@ export class FeishuChannel {
       domain: this.domainValue(),
       logger: this.logger,
       onError: (err) => this.noteError(err),
+      onState: (up, reason) => (up ? this.life.connected() : this.life.degraded(reason ?? "the long connection is down")),
     });
     await this.connection.start(dispatcher);
   }
@@ -322,14 +313,10 @@ export class FeishuChannel {
   }
 
   private domainValue(): lark.Domain | string {
-    const d = this.config.domain;
+    const d = this.config.api_base;
     if (d === "feishu") return lark.Domain.Feishu;
     if (d === "lark") return lark.Domain.Lark;
     return d.replace(/\/+$/, "");
-  }
-
-  private stoppedWhileStarting(): ChannelError {
-    return new ChannelError(this.name, "stopped", "the channel was stopped while it was starting");
   }
 
   private noteTopic(ref: ConversationRef): void {
@@ -337,6 +324,6 @@ export class FeishuChannel {
   }
 
   private noteError(err: unknown): void {
-    this.lastError = { message: errorMessage(err), at: Date.now() };
+    this.life.noteError(err);
   }
 }

@@ -15,6 +15,8 @@ export interface LongConnectionOptions {
   /** How long `start()` waits for the first connection before going on in the background. */
   readyTimeoutMs?: number;
   onError(err: Error): void;
+  /** The connection came up (true) or went down (false, with why). */
+  onState?(up: boolean, reason?: string): void;
 }
 
 export class LongConnection {
@@ -51,6 +53,7 @@ export class LongConnection {
       this.timer = setTimeout(() => {
         this.reason = "the long connection is not up yet; the SDK keeps retrying";
         logger.warn(this.reason);
+        this.options.onState?.(false, this.reason);
         settle();
       }, this.options.readyTimeoutMs ?? 15_000);
       this.client = new lark.WSClient({
@@ -64,19 +67,23 @@ export class LongConnection {
         onReady: () => {
           this.reason = undefined;
           logger.info("feishu long connection ready");
+          this.options.onState?.(true);
           settle();
         },
         onReconnecting: () => {
           this.reason = "the long connection dropped; reconnecting";
           logger.warn(this.reason);
+          this.options.onState?.(false, this.reason);
         },
         onReconnected: () => {
           this.reason = undefined;
           logger.info("feishu long connection back");
+          this.options.onState?.(true);
         },
         onError: (err: Error) => {
           this.reason = `long connection failed: ${errorMessage(err)}`;
           this.options.onError(new Error(this.reason));
+          this.options.onState?.(false, this.reason);
           settle(new Error(this.reason));
         },
       });

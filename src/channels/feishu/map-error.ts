@@ -10,8 +10,6 @@ const RATE_LIMIT_CODES = new Set([99991400, 230020, 11232, 11233]);
 const AUTH_CODES = new Set([10003, 10014, 99991661, 99991663, 99991664, 99991665, 99991668, 99991672]);
 /** The message is gone (recalled or deleted). */
 const NOT_FOUND_CODES = new Set([230011, 231003, 234003]);
-/** CardKit: `sequence` did not increase. */
-export const SEQUENCE_ERROR = 300317;
 
 /** Business error from a 2xx body with `code != 0`. */
 export class FeishuApiError extends Error {
@@ -42,7 +40,7 @@ export function ensureOk<T>(result: T): T {
 }
 
 /** Maps any failure of a Feishu call (`what`, e.g. "reply") to a typed error naming the channel. */
-export function mapFeishuError(channel: string, what: string, err: unknown): Error {
+export function mapFeishuError(channel: string, err: unknown, what: string): Error {
   if (err instanceof ChannelError) return err;
   const detail = describe(err);
   if (!detail) return new ChannelError(channel, "network", `${what} failed: ${errorMessage(err)}`, { cause: err });
@@ -57,7 +55,7 @@ export function mapFeishuError(channel: string, what: string, err: unknown): Err
   if (status === 404 || (code !== undefined && NOT_FOUND_CODES.has(code))) {
     return new PlatformNotFoundError(channel, text, { cause: err });
   }
-  const kind = code === SEQUENCE_ERROR ? "card_sequence" : status >= 500 ? "platform_unavailable" : "platform_error";
+  const kind = status >= 500 ? "platform_unavailable" : "platform_error";
   return new ChannelError(channel, kind, text, { cause: err });
 }
 

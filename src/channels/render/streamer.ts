@@ -58,7 +58,7 @@ export async function renderRun(events: AsyncIterable<RunEvent>, options: Render
     const { type: _type, ...clarification } = ending;
     const posted = await postChunked(out, ref, questionContent(channel, clarification, options.questionId));
     const question = posted.at(-1);
-    if (!question) throw new ChannelError(channel.name, "empty_question", "the question has no text to post");
+    if (!question) throw new ChannelError(channel.name, "content_rejected", "the question has no text to post");
     onVisible();
     return { kind: "clarification", clarification, question, messages };
   } finally {

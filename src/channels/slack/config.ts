@@ -3,25 +3,29 @@
  * loads; `start()` names the missing key and how to fix it.
  */
 import { z } from "zod";
+import type { ConfigRenames } from "../../config/renames.js";
 import { bool, num } from "../../config/schema.js";
 import { accessConfigShape } from "../access.js";
 
-export const SLACK_DEFAULT_API_URL = "https://slack.com/api/";
+export const SLACK_DEFAULT_API_BASE = "https://slack.com/api/";
+
+/** Names of older versions, still accepted with a warning. */
+export const SLACK_RENAMES: ConfigRenames = { keys: { api_url: "api_base" }, values: { mode: { http: "webhook" } } };
 
 export const SlackChannelConfig = z.strictObject({
-  /** `socket` (Socket Mode, app token) or `http` (Events API on Antler's server, signing secret). */
-  mode: z.enum(["socket", "http"]).default("socket"),
+  /** `socket` (Socket Mode, app token) or `webhook` (Events API on Antler's server, signing secret). */
+  mode: z.enum(["socket", "webhook"]).default("socket"),
   /** Bot token, `xoxb-…`: every Web API call. */
   bot_token: z.string().optional(),
   /** App-level token, `xapp-…`: Socket Mode only. */
   app_token: z.string().optional(),
-  /** Signing secret: HTTP mode only, checks every request. */
+  /** Signing secret: webhook mode only, checks every request. */
   signing_secret: z.string().optional(),
   /** Web API base URL with a trailing slash; tests point it at a fake. */
-  api_url: z
+  api_base: z
     .string()
     .url()
-    .default(SLACK_DEFAULT_API_URL)
+    .default(SLACK_DEFAULT_API_BASE)
     .transform((u) => (u.endsWith("/") ? u : `${u}/`)),
   allowed_users: accessConfigShape.allowed_users,
   /** Slack calls its chats channels, hence `allowed_channels` for the shared `allowed_chats`. */

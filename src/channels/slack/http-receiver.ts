@@ -9,12 +9,16 @@ import { type App, type Receiver, type ReceiverEvent, verifySlackRequest } from 
 import type { Logger } from "../../log/logger.js";
 import { HttpError, isJsonObject, readBody, sendJson } from "../../server/http.js";
 import type { HttpMount } from "../types.js";
+import { mountWebhook } from "../webhook-route.js";
 import { envelopeProblem } from "./envelope-check.js";
 
 export interface SlackHttpReceiverOptions {
   signingSecret: string;
   http: HttpMount;
-  path: string;
+  /** The channel's name: its route is `/webhooks/<name>`. */
+  channel: string;
+  /** Older paths mounted beside it. */
+  aliases: string[];
   logger: Logger;
   /** Longest wait for the listeners before answering 503; under Slack's 3 s. */
   ackTimeoutMs?: number;
@@ -34,11 +38,12 @@ export class SlackHttpReceiver implements Receiver {
   }
 
   async start(): Promise<void> {
-    this.options.http.route("POST", this.options.path, (req, res) => this.handle(req, res));
+    const { http, channel, aliases } = this.options;
+    mountWebhook(http, channel, (req, res) => this.handle(req, res), aliases);
   }
 
   async stop(): Promise<void> {
-    this.options.http.unroute(this.options.path);
+    this.options.http.unroute();
   }
 
   /** Refusals are thrown as HttpError: the server answers them and logs them rate-limited. */

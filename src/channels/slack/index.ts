@@ -6,6 +6,7 @@ import { App, type Receiver, webApi } from "@slack/bolt";
 import { ChannelError, errorMessage, PlatformAuthError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { accessRulesFrom } from "../access.js";
+import { ChannelLifecycle } from "../lifecycle.js";
 import type {
   AccessRules,
   Channel,
@@ -21,8 +22,7 @@ import type {
   OutboundContent,
 } from "../types.js";
 import { MAX_BUTTONS, questionBlocks } from "./blocks.js";
-import { SlackChannelConfig } from "./config.js";
-import { mapSlackError } from "./errors.js";
+import { SLACK_RENAMES, SlackChannelConfig } from "./config.js";
 import { toMrkdwn } from "./format.js";
 import { SlackHttpReceiver } from "./http-receiver.js";
 import {
@@ -34,6 +34,7 @@ import {
   type SlackActionBody,
   type SlackEventBody,
 } from "./inbound.js";
+import { mapSlackError } from "./map-error.js";
 import { slackSdkLogger } from "./sdk-logger.js";
 import { createSocketReceiver } from "./socket-receiver.js";
 import { SlackNativeStream } from "./stream.js";
@@ -43,8 +44,11 @@ export { SlackChannelConfig } from "./config.js";
 
 type WebClient = InstanceType<typeof webApi.WebClient>;
 
-/** Where the Events API (and interactivity) requests arrive in HTTP mode. */
-export const SLACK_EVENTS_PATH = "/slack/events";
+/**
+ * Where a channel named `slack` also takes Events API requests: the path of versions before
+ * `/webhooks/<name>`, kept so Request URLs set up then keep working.
+ */
+export const SLACK_EVENTS_ALIAS = "/slack/events";
 
 /** Who the bot is, from auth.test. */
 interface BotIdentity {
@@ -56,6 +60,7 @@ interface BotIdentity {
 
 export class SlackChannel implements Channel {
   static readonly configSchema = SlackChannelConfig;
+  static readonly configRenames = SLACK_RENAMES;
 
   readonly name: string;
   readonly capabilities: ChannelCapabilities;
@@ -69,12 +74,7 @@ export class SlackChannel implements Channel {
   private readonly threads = new ThreadMemory();
   private app: App | undefined;
   private bot: BotIdentity | undefined;
-  private state: ChannelStatus["state"] = "stopped";
-  private connected = false;
-  private reason: string | undefined;
-  private lastError: { message: string; at: number } | null = null;
-  /** Bumped by every start and stop, so a start that stop() overtook can tell. */
-  private run = 0;
+  private readonly life: ChannelLifecycle;
 
   constructor(private readonly ctx: ChannelContext<SlackChannelConfig>) {
     this.name = ctx.name;
@@ -98,75 +98,62 @@ export class SlackChannel implements Channel {
       // assistant.threads.setStatus lasts up to 2 minutes; refresh well before.
       typingIntervalMs: 30_000,
     };
+    this.life = new ChannelLifecycle(this.name, this.config.mode);
     this.web = new webApi.WebClient(this.config.bot_token ?? "", {
-      slackApiUrl: this.config.api_url,
+      slackApiUrl: this.config.api_base,
       logger: slackSdkLogger(this.logger),
       retryConfig: { retries: 0 },
       rejectRateLimitedCalls: true,
     });
   }
 
-  async start(sink: InboundSink): Promise<void> {
-    if (this.app) return;
-    // stop() bumps the run, so a start it overtook does not bring the app up afterwards.
-    const run = ++this.run;
-    this.state = "starting";
-    let phase: "bot" | "receiver" = "bot";
-    let created: App | undefined;
-    try {
-      const credentials = this.requireCredentials();
-      this.bot = await this.identify();
-      if (run !== this.run) throw this.stoppedWhileStarting();
-      phase = "receiver";
-      const receiver = this.createReceiver(credentials);
-      const app = new App({
-        token: credentials.botToken,
-        botId: this.bot.botId,
-        botUserId: this.bot.userId,
-        receiver,
-        logger: slackSdkLogger(this.logger),
-        clientOptions: { slackApiUrl: this.config.api_url, retryConfig: { retries: 0 } },
-      });
-      this.app = app;
-      created = app;
-      this.listen(app, sink);
-      await app.start();
-      if (run !== this.run) throw this.stoppedWhileStarting();
-      if (this.config.mode === "http") this.connected = true;
-      this.state = "running";
-      this.reason = undefined;
-      this.logger.info({ mode: this.config.mode, bot: this.bot.userId }, "slack channel started");
-    } catch (err) {
-      if (run !== this.run) {
-        // stop() already set the state and stopped this.app; a newer start may own this.app
-        // now, so only the app this run created is stopped here.
-        if (created && this.app === created) this.app = undefined;
-        await created?.stop().catch(() => {});
-        throw err instanceof StoppedWhileStarting ? err : this.stoppedWhileStarting();
-      }
-      await this.teardown();
-      const mapped = this.startError(err, phase);
-      this.state = "failed";
-      this.reason = mapped.message;
-      this.lastError = { message: mapped.message, at: Date.now() };
-      throw mapped;
-    }
+  start(sink: InboundSink): Promise<void> {
+    return this.life.start(
+      (signal) => this.open(sink, signal),
+      () => this.close(),
+    );
   }
 
-  async stop(): Promise<void> {
-    this.run++;
-    await this.teardown();
-    this.state = "stopped";
+  stop(): Promise<void> {
+    return this.life.stop(() => this.close());
   }
 
   status(): ChannelStatus {
-    return {
-      state: this.state,
-      connected: this.connected,
-      mode: this.config.mode,
-      ...(this.reason ? { reason: this.reason } : {}),
-      lastError: this.lastError,
-    };
+    return this.life.status();
+  }
+
+  /** Identifies the bot, then brings Bolt up on Socket Mode or on the webhook route. */
+  private async open(sink: InboundSink, signal: AbortSignal): Promise<void> {
+    const credentials = this.requireCredentials();
+    this.bot = await this.identify();
+    if (signal.aborted) return;
+    const app = new App({
+      token: credentials.botToken,
+      botId: this.bot.botId,
+      botUserId: this.bot.userId,
+      receiver: this.createReceiver(credentials),
+      logger: slackSdkLogger(this.logger),
+      clientOptions: { slackApiUrl: this.config.api_base, retryConfig: { retries: 0 } },
+    });
+    this.app = app;
+    this.listen(app, sink);
+    try {
+      await app.start();
+    } catch (err) {
+      throw this.receiverError(err);
+    }
+    this.logger.info({ mode: this.config.mode, bot: this.bot.userId }, "slack channel started");
+  }
+
+  /** Stops Bolt (its socket or its route); safe to call more than once. */
+  private async close(): Promise<void> {
+    const app = this.app;
+    this.app = undefined;
+    try {
+      await app?.stop();
+    } catch (err) {
+      this.logger.warn({ err: errorMessage(err) }, "slack stop failed");
+    }
   }
 
   async send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {
@@ -259,7 +246,7 @@ export class SlackChannel implements Channel {
     const credentials = this.requireCredentials();
     const bot = await this.identify();
     if (credentials.appToken) {
-      const apps = new webApi.WebClient(credentials.appToken, { slackApiUrl: this.config.api_url, retryConfig: { retries: 0 } });
+      const apps = new webApi.WebClient(credentials.appToken, { slackApiUrl: this.config.api_base, retryConfig: { retries: 0 } });
       try {
         await apps.apps.connections.open({});
       } catch (err) {
@@ -290,7 +277,7 @@ export class SlackChannel implements Channel {
   private async identify(): Promise<BotIdentity> {
     const result = await this.call("auth.test", () => this.web.auth.test());
     if (!result.user_id || !result.team_id)
-      throw new ChannelError(this.name, "slack_auth_test", "auth.test returned no user or team id");
+      throw new ChannelError(this.name, "platform_error", "auth.test returned no user or team id");
     return {
       userId: result.user_id,
       botId: result.bot_id ?? "",
@@ -304,14 +291,15 @@ export class SlackChannel implements Channel {
       return new SlackHttpReceiver({
         signingSecret: credentials.signingSecret,
         http: this.ctx.http,
-        path: SLACK_EVENTS_PATH,
+        channel: this.name,
+        aliases: this.name === "slack" ? [SLACK_EVENTS_ALIAS] : [],
         logger: this.logger,
       });
     }
     return createSocketReceiver(
       {
         appToken: credentials.appToken as string,
-        apiUrl: this.config.api_url,
+        apiUrl: this.config.api_base,
         sdkLogger: slackSdkLogger(this.logger),
         logger: this.logger,
         onConnection: (connected, reason) => this.onConnection(connected, reason),
@@ -321,9 +309,12 @@ export class SlackChannel implements Channel {
   }
 
   private onConnection(connected: boolean, reason?: string): void {
-    this.connected = connected;
-    if (this.state === "running" || this.state === "degraded") this.state = connected ? "running" : "degraded";
-    if (!connected && this.app) this.logger.warn({ reason }, "slack socket down");
+    if (connected) {
+      this.life.connected();
+      return;
+    }
+    this.life.degraded(`the Socket Mode connection is down${reason ? ` (${reason})` : ""}; reconnecting`);
+    if (this.app) this.logger.warn({ reason }, "slack socket down");
   }
 
   private listen(app: App, sink: InboundSink): void {
@@ -372,22 +363,14 @@ export class SlackChannel implements Channel {
   }
 
   private noteError<E extends Error>(err: E): E {
-    this.lastError = { message: err.message, at: Date.now() };
+    this.life.noteError(err);
     return err;
   }
 
-  private stoppedWhileStarting(): StoppedWhileStarting {
-    return new StoppedWhileStarting(this.name);
-  }
-
   /** Receiver failures in socket mode concern the app token, not the bot token auth.test accepted. */
-  private startError(err: unknown, phase: "bot" | "receiver"): Error {
-    const mapped = mapSlackError(this.name, err, phase === "bot" ? undefined : "Socket Mode");
-    if (
-      phase === "receiver" &&
-      this.config.mode === "socket" &&
-      !(mapped instanceof ChannelError && mapped.code === "rate_limited")
-    ) {
+  private receiverError(err: unknown): Error {
+    const mapped = mapSlackError(this.name, err, "Socket Mode");
+    if (this.config.mode === "socket" && !(mapped instanceof ChannelError && mapped.code === "rate_limited")) {
       return new PlatformAuthError(
         this.name,
         `Socket Mode did not connect (${errorMessage(err)}): check channels.${this.name}.app_token`,
@@ -395,24 +378,5 @@ export class SlackChannel implements Channel {
       );
     }
     return mapped;
-  }
-
-  private async teardown(): Promise<void> {
-    const app = this.app;
-    this.app = undefined;
-    this.connected = false;
-    if (!app) return;
-    try {
-      await app.stop();
-    } catch (err) {
-      this.logger.warn({ err: errorMessage(err) }, "slack stop failed");
-    }
-  }
-}
-
-/** start() gave up because stop() was called meanwhile. */
-class StoppedWhileStarting extends ChannelError {
-  constructor(channel: string) {
-    super(channel, "stopped", "the channel was stopped before it finished starting");
   }
 }

@@ -51,12 +51,12 @@ export function mapSlackError(channel: string, err: unknown, method?: string): A
       });
     }
     if (code === "missing_scope" || code === "no_permission") {
-      return new ChannelError(channel, `slack_${code}`, `${where}${code}: add the scope to the Slack app and reinstall it`, {
+      return new ChannelError(channel, "forbidden", `${where}${code}: add the scope to the Slack app and reinstall it`, {
         cause: err,
       });
     }
     if (NOT_FOUND_CODES.has(code)) return new PlatformNotFoundError(channel, `${where}${code}`, { cause: err });
-    return new ChannelError(channel, `slack_${code}`, `${where}Slack error ${code}`, { cause: err });
+    return new ChannelError(channel, "platform_error", `${where}Slack error ${code}`, { cause: err });
   }
   if (e.code === "slack_webapi_http_error") {
     return new ChannelError(channel, "platform_unavailable", `${where}Slack answered HTTP ${String(e.statusCode)}`, {
@@ -68,5 +68,5 @@ export function mapSlackError(channel: string, err: unknown, method?: string): A
     return new ChannelError(channel, "network", `${where}cannot reach Slack: ${detail}`, { cause: err });
   }
   const message = err instanceof Error ? err.message : String(err);
-  return new ChannelError(channel, "slack_failed", `${where}${message}`, { cause: err });
+  return new ChannelError(channel, "platform_error", `${where}${message}`, { cause: err });
 }

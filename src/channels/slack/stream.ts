@@ -8,7 +8,7 @@ import type { webApi } from "@slack/bolt";
 import { PlatformRateLimitError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import type { MessageHandle, NativeStream } from "../types.js";
-import { mapSlackError, slackErrorCode } from "./errors.js";
+import { mapSlackError, slackErrorCode } from "./map-error.js";
 
 type WebClient = InstanceType<typeof webApi.WebClient>;
 

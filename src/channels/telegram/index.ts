@@ -10,6 +10,7 @@ import { ChannelError, errorMessage } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { HttpError, readJson } from "../../server/http.js";
 import { accessRulesFrom, isAllowedUser } from "../access.js";
+import { ChannelLifecycle } from "../lifecycle.js";
 import type {
   AccessRules,
   Channel,
@@ -23,9 +24,10 @@ import type {
   MessageHandle,
   OutboundContent,
 } from "../types.js";
+import { mountWebhook, webhookPath } from "../webhook-route.js";
 import { callbackDataBytes, encodeCallbackData, MAX_CALLBACK_BYTES } from "./callback-data.js";
 import { ClickAnswers } from "./clicks.js";
-import { DEFAULT_EDIT_INTERVAL_MS, TelegramChannelConfig } from "./config.js";
+import { DEFAULT_EDIT_INTERVAL_MS, TELEGRAM_RENAMES, TelegramChannelConfig } from "./config.js";
 import { escapeHtml, toPlainText, toTelegramHtml } from "./format.js";
 import { type BotIdentity, type TgUpdate, translateUpdate } from "./inbound.js";
 import { isParseError, mapTelegramError } from "./map-error.js";
@@ -41,6 +43,7 @@ type Keyboard = InlineKeyboardButton.CallbackButton[][];
 
 export class TelegramChannel implements Channel {
   static readonly configSchema = TelegramChannelConfig;
+  static readonly configRenames = TELEGRAM_RENAMES;
 
   readonly name: string;
   readonly capabilities: ChannelCapabilities;
@@ -53,13 +56,9 @@ export class TelegramChannel implements Channel {
   private identity: BotIdentity | undefined;
   private sink: InboundSink | undefined;
   private poller: Poller | undefined;
-  private routePath: string | undefined;
   /** Webhook responses by update object, so a failed handler can answer 500 and get a redelivery. */
   private readonly responses = new WeakMap<object, ServerResponse>();
-  private current: ChannelStatus;
-  /** Bumped by every start and stop, so a start that stop() overtook can tell. */
-  private run = 0;
-  private starting: Promise<void> | undefined;
+  private readonly life: ChannelLifecycle;
   private readonly clicks: ClickAnswers;
 
   constructor(ctx: ChannelContext<TelegramChannelConfig>) {
@@ -78,47 +77,33 @@ export class TelegramChannel implements Channel {
       maxButtons: 10,
       typingIntervalMs: 4500,
     };
-    this.current = { state: "stopped", connected: false, mode: ctx.config.mode, lastError: null };
+    this.life = new ChannelLifecycle(this.name, ctx.config.mode);
     this.clicks = new ClickAnswers(this.name, () => this.telegram(), this.logger);
   }
 
-  async start(sink: InboundSink): Promise<void> {
-    // Claim a run number synchronously, so a stop() called right after start() overtakes it.
-    const run = ++this.run;
-    const prior = this.starting;
-    const starting = (async () => {
-      // A start that stop() overtook may still be unwinding: let it finish first.
-      await prior?.catch(() => {});
-      if (run !== this.run) throw this.stoppedWhileStarting();
-      if (this.bot) return;
-      await this.startRun(sink, run);
-    })();
-    this.starting = starting;
-    try {
-      await starting;
-    } finally {
-      if (this.starting === starting) this.starting = undefined;
-    }
+  start(sink: InboundSink): Promise<void> {
+    return this.life.start(
+      (signal) => this.open(sink, signal),
+      () => this.close(),
+    );
   }
 
-  private async startRun(sink: InboundSink, run: number): Promise<void> {
+  stop(): Promise<void> {
+    return this.life.stop(() => this.close());
+  }
+
+  /** Identifies the bot, then polls or sets the webhook; a stop meanwhile aborts `signal`. */
+  private async open(sink: InboundSink, signal: AbortSignal): Promise<void> {
     this.sink = sink;
-    this.setState("starting", false);
-    let bot: Telegraf;
-    try {
-      bot = this.createBot();
-    } catch (err) {
-      throw this.fail(err, "start");
-    }
+    const bot = this.createBot();
     try {
       const me = await bot.telegram.getMe();
       bot.botInfo = me;
       this.identity = { id: me.id, username: me.username };
     } catch (err) {
-      if (run !== this.run) throw this.stoppedWhileStarting();
-      throw this.fail(err, "getMe");
+      throw mapTelegramError(this.name, err, "getMe");
     }
-    if (run !== this.run) throw this.stoppedWhileStarting();
+    if (signal.aborted) return;
     bot.catch((err, ctx) => {
       const res = this.responses.get(ctx.update);
       if (res && !res.headersSent) res.statusCode = 500;
@@ -126,36 +111,24 @@ export class TelegramChannel implements Channel {
     });
     bot.use((ctx) => this.onUpdate(ctx.update as unknown as TgUpdate));
     this.bot = bot;
+    const webhook = this.config.mode === "webhook";
     try {
-      if (this.config.mode === "webhook") await this.startWebhook(bot);
+      if (webhook) await this.startWebhook(bot);
       else await this.startPolling(bot);
     } catch (err) {
-      const stopped = run !== this.run;
-      await this.stop();
-      if (stopped) throw this.stoppedWhileStarting();
-      throw this.fail(err, this.config.mode === "webhook" ? "setWebhook" : "deleteWebhook");
+      throw mapTelegramError(this.name, err, webhook ? "setWebhook" : "deleteWebhook");
     }
-    // stop() ran while setWebhook/deleteWebhook was in flight: take down what was just set up.
-    if (run !== this.run) {
-      await this.stop();
-      throw this.stoppedWhileStarting();
-    }
-    this.setState("running", true);
     this.logger.info({ channel: this.name, mode: this.config.mode, bot: this.identity.username }, "telegram channel started");
   }
 
-  async stop(): Promise<void> {
-    // A start() still in flight sees the new run number and undoes its own work.
-    this.run++;
+  /** Releases the poller, the route and held clicks; safe to call more than once. */
+  private async close(): Promise<void> {
     const poller = this.poller;
     this.poller = undefined;
-    if (this.routePath) this.http.unroute(this.routePath);
-    this.routePath = undefined;
+    this.http.unroute();
     this.clicks.releaseAll();
     this.bot = undefined;
     await poller?.stop();
-    if (this.current.state !== "failed") this.setState("stopped", false);
-    else this.current.connected = false;
   }
 
   /** Answers a click held open for the core: `notice` shows as an alert to the clicker alone. */
@@ -164,7 +137,7 @@ export class TelegramChannel implements Channel {
   }
 
   status(): ChannelStatus {
-    return { ...this.current, lastError: this.current.lastError ? { ...this.current.lastError } : null };
+    return this.life.status();
   }
 
   async send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {
@@ -248,9 +221,7 @@ export class TelegramChannel implements Channel {
       bot.telegram,
       {
         handle: (update) => bot.handleUpdate(update as never),
-        connected: () => {
-          if (this.current.state !== "running" || !this.current.connected) this.setState("running", true);
-        },
+        connected: () => this.life.connected(),
         failed: (err, retryInMs, where) => this.pollFailed(err, retryInMs, where),
       },
       { timeoutSeconds: 50, allowedUpdates: ALLOWED_UPDATES },
@@ -263,16 +234,16 @@ export class TelegramChannel implements Channel {
     if (where === "handle") {
       // The poll itself worked: Telegram is reachable, the core could not take the update.
       const message = `[${this.name}] an update was not recorded (fetched again in ${retryInMs} ms): ${errorMessage(err)}`;
-      this.current.lastError = { message, at: Date.now() };
-      this.setState("degraded", true);
+      this.life.noteError(message);
+      this.life.degraded(message, true);
       this.logger.warn({ channel: this.name, err: errorMessage(err), retryInMs }, "telegram update not recorded");
       return true;
     }
     const mapped = mapTelegramError(this.name, err, "getUpdates");
-    this.current.lastError = { message: mapped.message, at: Date.now() };
     const fatal = mapped instanceof ChannelError && mapped.code === "auth_failed";
-    this.setState(fatal ? "failed" : "degraded", false);
-    if (fatal) this.current.reason = mapped.message;
+    this.life.noteError(mapped);
+    if (fatal) this.life.failed(mapped);
+    else this.life.degraded(mapped.message);
     this.logger.warn(
       { channel: this.name, err: mapped.message, retryInMs: fatal ? undefined : retryInMs },
       "telegram polling failed",
@@ -281,11 +252,10 @@ export class TelegramChannel implements Channel {
   }
 
   private async startWebhook(bot: Telegraf): Promise<void> {
-    const { url, path } = this.webhookTarget();
+    const { url, alias } = this.webhookTarget();
     const secretToken = this.config.webhook_secret as string;
-    const callback = bot.webhookCallback(path, { secretToken });
-    this.routePath = path;
-    this.http.route("POST", path, (req, res) => this.onWebhook(callback, req, res));
+    const callback = bot.webhookCallback(webhookPath(this.name), { secretToken });
+    mountWebhook(this.http, this.name, (req, res) => this.onWebhook(callback, req, res), [alias]);
     await bot.telegram.setWebhook(url, { secret_token: secretToken, allowed_updates: ALLOWED_UPDATES as never });
   }
 
@@ -301,10 +271,10 @@ export class TelegramChannel implements Channel {
     if (problem) throw new HttpError(400, `not a Telegram update: ${problem}`);
     this.responses.set(update as object, res);
     req.body = update;
-    // Our server routed by path already; Telegraf compares req.url (query included) with the
-    // path exactly, so a webhook_url with a query string would get 403 forever. Only its
-    // secret check should decide.
-    if (this.routePath) req.url = this.routePath;
+    // Our server routed by path already (the alias too); Telegraf compares req.url (query
+    // included) with the path exactly, so a webhook_url with a query string would get 403
+    // forever. Only its secret check should decide.
+    req.url = webhookPath(this.name);
     try {
       await callback(req as Parameters<WebhookCallback>[0], res);
     } catch (err) {
@@ -313,8 +283,11 @@ export class TelegramChannel implements Channel {
     }
   }
 
-  /** The public URL given to setWebhook and the path mounted on Antler's server. */
-  private webhookTarget(): { url: string; path: string } {
+  /**
+   * The public URL given to setWebhook, and the path of `webhook_url` when it is not the core's
+   * `/webhooks/<name>`: it stays mounted as an alias, so a URL registered before keeps working.
+   */
+  private webhookTarget(): { url: string; alias: string | undefined } {
     let url: URL;
     try {
       url = new URL(this.config.webhook_url as string);
@@ -325,8 +298,8 @@ export class TelegramChannel implements Channel {
         `channels.${this.name}.webhook_url is not a URL: write the full https:// address`,
       );
     }
-    if (url.pathname === "/" || url.pathname === "") url.pathname = `/webhooks/${this.name}`;
-    return { url: url.toString(), path: url.pathname };
+    if (url.pathname === "/" || url.pathname === "") url.pathname = webhookPath(this.name);
+    return { url: url.toString(), alias: url.pathname };
   }
 
   // ---- helpers ----
@@ -351,7 +324,7 @@ export class TelegramChannel implements Channel {
         }
       }
     }
-    return new Telegraf(token, { telegram: { apiRoot: this.config.api_root.replace(/\/+$/, ""), webhookReply: false } });
+    return new Telegraf(token, { telegram: { apiRoot: this.config.api_base.replace(/\/+$/, ""), webhookReply: false } });
   }
 
   private telegram() {
@@ -367,7 +340,7 @@ export class TelegramChannel implements Channel {
       if (callbackDataBytes(data) > MAX_CALLBACK_BYTES) {
         throw new ChannelError(
           this.name,
-          "callback_data_too_long",
+          "content_rejected",
           `button "${b.label}" needs ${callbackDataBytes(data)} bytes of callback_data; Telegram allows ${MAX_CALLBACK_BYTES}: use shorter question and button ids`,
         );
       }
@@ -399,29 +372,8 @@ export class TelegramChannel implements Channel {
   }
 
   private noteError(err: Error): Error {
-    if (err instanceof ChannelError && err.code !== "not_modified" && err.code !== "rate_limited") {
-      this.current.lastError = { message: err.message, at: Date.now() };
-    }
+    if (err instanceof ChannelError && err.code !== "not_modified" && err.code !== "rate_limited") this.life.noteError(err);
     return err;
-  }
-
-  private stoppedWhileStarting(): ChannelError {
-    this.setState("stopped", false);
-    return new ChannelError(this.name, "stopped", "the channel was stopped before it finished starting");
-  }
-
-  private fail(err: unknown, method: string): Error {
-    const mapped = mapTelegramError(this.name, err, method);
-    this.bot = undefined;
-    this.current = { ...this.current, state: "failed", connected: false, reason: mapped.message };
-    this.current.lastError = { message: mapped.message, at: Date.now() };
-    return mapped;
-  }
-
-  private setState(state: ChannelStatus["state"], connected: boolean): void {
-    this.current.state = state;
-    this.current.connected = connected;
-    if (state === "running" || state === "starting") delete this.current.reason;
   }
 }
 

@@ -28,7 +28,7 @@ export function mapTelegramError(channel: string, err: unknown, method: string):
   if (err instanceof Error) err.message = redactToken(err.message);
   if (!(err instanceof TelegramError)) {
     if (err instanceof Error && err.name === "AbortError") return err;
-    return new ChannelError(channel, "network_error", `${method} failed: ${errorMessage(err)}`, { cause: err });
+    return new ChannelError(channel, "network", `${method} failed: ${errorMessage(err)}`, { cause: err });
   }
   const { code, description } = err;
   if (code === 429) {

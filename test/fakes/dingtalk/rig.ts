@@ -37,7 +37,7 @@ export async function makeRig(config: Record<string, unknown> = {}, fakeOpts: Pa
       ...config,
     } as never,
     logger,
-    http,
+    http: http.mount("dingtalk"),
     baseDir: ".",
   });
   const inbox: InboundMessage[] = [];

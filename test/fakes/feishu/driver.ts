@@ -41,7 +41,7 @@ export class FeishuDriver implements ContractDriver {
       mode: this.mode,
       app_id: o.appId,
       app_secret: o.appSecret,
-      domain: this.fake.url,
+      api_base: this.fake.url,
     };
     if (o.encryptKey) config.encrypt_key = o.encryptKey;
     if (o.verificationToken) config.verification_token = o.verificationToken;

@@ -49,12 +49,12 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
     mode: options.mode ?? "websocket",
     app_id: o.appId,
     app_secret: o.appSecret,
-    domain: fake.url,
+    api_base: fake.url,
     encrypt_key: o.encryptKey,
     verification_token: o.verificationToken,
     ...options.config,
   });
-  const channel = new FeishuChannel({ name: "feishu", config, logger, http, baseDir: "." });
+  const channel = new FeishuChannel({ name: "feishu", config, logger, http: http.mount("feishu"), baseDir: "." });
   const inbox: InboundMessage[] = [];
   let extra: ((m: InboundMessage) => Promise<void>) | undefined;
   fake.webhookTarget = `http://127.0.0.1:${addr.port}/webhooks/feishu`;

@@ -24,7 +24,7 @@ export function slackConfigFor(fake: FakeSlack, extra: Record<string, unknown> =
     mode: fake.options.mode,
     bot_token: fake.botToken,
     ...(fake.options.mode === "socket" ? { app_token: fake.appToken } : { signing_secret: fake.signingSecret }),
-    api_url: fake.apiUrl,
+    api_base: fake.apiUrl,
     ...extra,
   };
 }
@@ -33,9 +33,9 @@ export async function adapterRig(fake: FakeSlack, extra: Record<string, unknown>
   const logger = silentLogger();
   const http = new HttpServer({ host: "127.0.0.1", port: 0, logger });
   const address = await http.listen();
-  fake.eventsUrl = `http://127.0.0.1:${address.port}/slack/events`;
+  fake.eventsUrl = `http://127.0.0.1:${address.port}/webhooks/slack`;
   const config = SlackChannelConfig.parse(slackConfigFor(fake, extra));
-  const channel = new SlackChannel({ name: "slack", config, logger, http, baseDir: process.cwd() });
+  const channel = new SlackChannel({ name: "slack", config, logger, http: http.mount("slack"), baseDir: process.cwd() });
   const rig: AdapterRig = {
     channel,
     http,

@@ -8,7 +8,7 @@ import { slackConfigFor } from "./adapter.js";
 import { FakeSlack } from "./index.js";
 
 export interface SlackDriverOptions {
-  mode: "socket" | "http";
+  mode: "socket" | "webhook";
   conversation: "dm" | "thread";
   /** Extra `channels.slack` keys. */
   config?: Record<string, unknown>;
@@ -41,7 +41,7 @@ export class SlackDriver implements ContractDriver {
   }
 
   channelConfig(env: { gatewayUrl: string }): Record<string, unknown> {
-    this.fake.eventsUrl = `${env.gatewayUrl}/slack/events`;
+    this.fake.eventsUrl = `${env.gatewayUrl}/webhooks/${this.channelName}`;
     return { enabled: true, ...slackConfigFor(this.fake, { edit_interval_ms: EDIT_INTERVAL_MS, ...this.options.config }) };
   }
 

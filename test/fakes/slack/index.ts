@@ -15,7 +15,7 @@ export type { FakeMessage } from "./web-api.js";
 export { buttonLabels, mrkdwnToPlain, visibleText } from "./web-api.js";
 
 export interface FakeSlackOptions {
-  mode: "socket" | "http";
+  mode: "socket" | "webhook";
   botToken?: string;
   appToken?: string;
   signingSecret?: string;
@@ -95,7 +95,7 @@ export class FakeSlack {
     return fake;
   }
 
-  /** `api_url` for the adapter (trailing slash included). */
+  /** `api_base` for the adapter (trailing slash included). */
   get apiUrl(): string {
     return `http://127.0.0.1:${this.port}/api/`;
   }

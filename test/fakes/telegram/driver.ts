@@ -41,7 +41,7 @@ export class TelegramDriver implements ContractDriver {
     return {
       enabled: true,
       bot_token: this.fake.token,
-      api_root: this.fake.apiRoot,
+      api_base: this.fake.apiRoot,
       mode: this.options.mode,
       edit_interval_ms: this.minEditIntervalMs,
       ...(this.options.mode === "webhook"

@@ -24,8 +24,14 @@ export async function startRig(config: Record<string, unknown> = {}, options: Fa
   const http = new HttpServer({ host: "127.0.0.1", port: 0, logger: silentLogger() });
   const addr = await http.listen();
   const baseUrl = `http://127.0.0.1:${addr.port}`;
-  const parsed = TelegramChannelConfig.parse({ bot_token: fake.token, api_root: fake.apiRoot, ...config });
-  const channel = new TelegramChannel({ name: "telegram", config: parsed, logger: silentLogger(), http, baseDir: "." });
+  const parsed = TelegramChannelConfig.parse({ bot_token: fake.token, api_base: fake.apiRoot, ...config });
+  const channel = new TelegramChannel({
+    name: "telegram",
+    config: parsed,
+    logger: silentLogger(),
+    http: http.mount("telegram"),
+    baseDir: ".",
+  });
   const inbox: InboundMessage[] = [];
   const rig: Rig = {
     fake,

@@ -1,0 +1,47 @@
+/**
+ * The one place DingTalk failures become Antler's typed errors: OpenAPI answers (new-style
+ * `code` strings), old-style `{errcode}` answers of oapi and sessionWebhooks, and the stream
+ * gateway's.
+ */
+import { ChannelError, PlatformAuthError, PlatformNotFoundError, PlatformRateLimitError } from "../../errors.js";
+
+/** The QPS limits are per second: one second is the shortest wait that can help. */
+const QPS_RETRY_MS = 1000;
+/** The sessionWebhook allows about 20 messages a minute per robot; back off a few seconds. */
+const WEBHOOK_RETRY_MS = 3000;
+
+/** sessionWebhook errcode when the session behind the webhook is gone ("session 不存在"). */
+const ERRCODE_SESSION_GONE = 300001;
+/** sessionWebhook errcode "send too fast". */
+const ERRCODE_SEND_TOO_FAST = 130101;
+
+/** What a failed call looked like on the wire. */
+export interface DingTalkFailure {
+  /** HTTP status (200 for old-style `{errcode}` failures). */
+  status: number;
+  /** New-style error code, e.g. `Forbidden.AccessDenied.QpsLimitForApi`. */
+  code?: string;
+  /** Old-style numeric errcode (oapi and sessionWebhook). */
+  errcode?: number;
+  message?: string;
+  /** `Retry-After` header, seconds, when present. */
+  retryAfter?: string | null;
+}
+
+/** Maps one failed call (`what`, e.g. "send") to Antler's typed errors. */
+export function mapDingTalkError(channel: string, f: DingTalkFailure, what: string): ChannelError {
+  const detail = `${what} failed: ${[f.status, f.code ?? f.errcode, f.message].filter((x) => x !== undefined && x !== "").join(" ")}`;
+  if (f.code?.includes("QpsLimit") || f.status === 429) {
+    const header = Number(f.retryAfter);
+    const wait = Number.isFinite(header) && header > 0 ? header * 1000 : QPS_RETRY_MS;
+    return new PlatformRateLimitError(channel, wait, detail);
+  }
+  if (f.errcode === ERRCODE_SEND_TOO_FAST) return new PlatformRateLimitError(channel, WEBHOOK_RETRY_MS, detail);
+  if (f.status === 401 || f.code === "InvalidAuthentication" || /invalid.*(secret|token|client)/i.test(f.code ?? "")) {
+    return new PlatformAuthError(channel, detail);
+  }
+  if (f.status === 404 || f.errcode === ERRCODE_SESSION_GONE || /notfound|not_exist/i.test(f.code ?? "")) {
+    return new PlatformNotFoundError(channel, detail);
+  }
+  return new ChannelError(channel, "platform_error", detail);
+}

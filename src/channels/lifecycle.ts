@@ -1,0 +1,149 @@
+/**
+ * One start/stop/status for every adapter. An adapter hands `start` an `open(signal)` function
+ * that connects, and a `close()` that releases everything `open` may have made; this class does
+ * the rest the same way for every platform:
+ *
+ * - a stop during start aborts the signal, releases at once, and the start rejects with a
+ *   `ChannelError` coded `stopped` (the state is "stopped", not "failed");
+ * - a start after stop connects again, once the aborted start has finished unwinding;
+ * - a start while running (or starting) joins it; a double stop is a no-op;
+ * - a start that throws leaves the state "failed" with its reason, and is released.
+ *
+ * It is also the channel's status tracker: the adapter reports `connected()` or
+ * `degraded(reason)` as its connection comes and goes, and `noteError` for the last platform error.
+ */
+import { ChannelError, errorMessage } from "../errors.js";
+import type { ChannelState, ChannelStatus } from "./types.js";
+
+/** What `open` may say about the connection it made. */
+export interface OpenResult {
+  /** Set when the channel is up but not (yet) connected, e.g. a socket still retrying. */
+  degraded?: string;
+}
+
+type Phase = "stopped" | "starting" | "up" | "failed";
+
+export class ChannelLifecycle {
+  private phase: Phase = "stopped";
+  /** The connection as last reported; `reason` set = degraded. */
+  private link: { connected: boolean; reason?: string } | undefined;
+  private failure: string | undefined;
+  private lastError: { message: string; at: number } | null = null;
+  private abort: AbortController | undefined;
+  private starting: Promise<void> | undefined;
+  /** The newest start or stop, settled or not: a new start waits until it has unwound. */
+  private previous: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly channel: string,
+    private readonly mode: string,
+  ) {}
+
+  /**
+   * Runs `open` under a fresh abort signal. `close` releases what `open` made; it must be
+   * idempotent, since a stop runs it at once and again when an aborted `open` returns.
+   */
+  start(
+    open: (signal: AbortSignal) => Promise<OpenResult | undefined> | Promise<void>,
+    close: () => Promise<void>,
+  ): Promise<void> {
+    if (this.starting) return this.starting;
+    if (this.active) return Promise.resolve();
+    const abort = new AbortController();
+    this.abort = abort;
+    this.phase = "starting";
+    this.link = undefined;
+    this.failure = undefined;
+    const prior = this.previous;
+    const run = (async () => {
+      await prior.catch(() => {});
+      if (abort.signal.aborted) throw this.stoppedError();
+      try {
+        const result = await open(abort.signal);
+        if (abort.signal.aborted) throw this.stoppedError();
+        this.phase = "up";
+        if (result?.degraded) this.link = { connected: false, reason: result.degraded };
+        // What the adapter reported while opening stands (a socket may already have dropped).
+        this.link ??= { connected: true };
+      } catch (err) {
+        if (abort.signal.aborted) {
+          await close().catch(() => {});
+          throw err instanceof ChannelError && err.code === "stopped" ? err : this.stoppedError();
+        }
+        this.abort = undefined;
+        this.failed(err);
+        await close().catch(() => {});
+        throw err;
+      }
+    })();
+    this.previous = run;
+    const joined: Promise<void> = run.finally(() => {
+      if (this.starting === joined) this.starting = undefined;
+    });
+    this.starting = joined;
+    return joined;
+  }
+
+  /** Aborts a start under way and releases everything; a second stop does nothing more. */
+  async stop(close: () => Promise<void>): Promise<void> {
+    const abort = this.abort;
+    this.abort = undefined;
+    abort?.abort();
+    this.starting = undefined;
+    // A failed start stays "failed" (its reason is what an operator needs); anything else stops.
+    if (this.phase !== "failed" || abort) this.phase = "stopped";
+    this.link = undefined;
+    const closing = close();
+    // A start that comes while this one releases waits for it.
+    this.previous = Promise.allSettled([this.previous, closing]);
+    await closing;
+  }
+
+  /** True between a start and a stop (also while starting). */
+  get active(): boolean {
+    return this.abort !== undefined && !this.abort.signal.aborted;
+  }
+
+  /** The connection is up. */
+  connected(): void {
+    if (this.active) this.link = { connected: true };
+  }
+
+  /** The channel is up but cannot receive right now (a dropped socket, a failing poll). */
+  degraded(reason: string, connected = false): void {
+    if (this.active) this.link = { connected, reason };
+  }
+
+  /** A failure that ends the channel until it is restarted (e.g. the token was revoked). */
+  failed(err: unknown): void {
+    this.phase = "failed";
+    this.failure = errorMessage(err);
+    this.link = undefined;
+    this.noteError(err);
+  }
+
+  /** Remembers the last platform error for status. */
+  noteError(err: unknown): void {
+    this.lastError = { message: errorMessage(err), at: Date.now() };
+  }
+
+  status(): ChannelStatus {
+    const reason = this.phase === "failed" ? this.failure : this.phase === "up" ? this.link?.reason : undefined;
+    return {
+      state: this.state(),
+      connected: this.phase === "up" && this.link?.connected === true,
+      mode: this.mode,
+      ...(reason ? { reason } : {}),
+      lastError: this.lastError ? { ...this.lastError } : null,
+    };
+  }
+
+  private state(): ChannelState {
+    if (this.phase !== "up") return this.phase;
+    return this.link?.reason ? "degraded" : "running";
+  }
+
+  private stoppedError(): ChannelError {
+    return new ChannelError(this.channel, "stopped", "the channel was stopped before it finished starting");
+  }
+}

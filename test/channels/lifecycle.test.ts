@@ -1,0 +1,134 @@
+/** The shared start/stop/status of every adapter (src/channels/lifecycle.ts). */
+import { describe, expect, it } from "vitest";
+import { ChannelLifecycle } from "../../src/channels/lifecycle.js";
+import { ChannelError } from "../../src/errors.js";
+
+/** An `open` that waits until released, counting what it made and what `close` released. */
+function gate() {
+  let release!: () => void;
+  const opened = new Promise<void>((r) => {
+    release = r;
+  });
+  const counts = { opens: 0, closes: 0, live: 0 };
+  return {
+    counts,
+    release: () => release(),
+    open: async (signal: AbortSignal) => {
+      counts.opens++;
+      await opened;
+      // Like an adapter whose SDK call ignores the signal: it makes its socket anyway.
+      counts.live = 1;
+      void signal;
+    },
+    close: async () => {
+      counts.closes++;
+      counts.live = 0;
+    },
+  };
+}
+
+describe("ChannelLifecycle", () => {
+  it("starts, reports running, stops, and starts again", async () => {
+    const life = new ChannelLifecycle("c", "socket");
+    const g = gate();
+    g.release();
+    await life.start(g.open, g.close);
+    expect(life.status()).toMatchObject({ state: "running", connected: true, mode: "socket" });
+    await life.stop(g.close);
+    expect(life.status()).toMatchObject({ state: "stopped", connected: false });
+    await life.start(g.open, g.close);
+    expect(life.status().state).toBe("running");
+    expect(g.counts.opens).toBe(2);
+  });
+
+  it("a stop during start rejects the start with code stopped and releases what it made late", async () => {
+    const life = new ChannelLifecycle("c", "socket");
+    const g = gate();
+    const starting = life.start(g.open, g.close).catch((e: unknown) => e);
+    expect(life.status().state).toBe("starting");
+    await life.stop(g.close);
+    expect(life.status()).toMatchObject({ state: "stopped", connected: false });
+    g.release();
+    const err = await starting;
+    expect(err).toBeInstanceOf(ChannelError);
+    expect(err).toMatchObject({ code: "stopped", channel: "c" });
+    expect(g.counts.live).toBe(0);
+    expect(life.status().state).toBe("stopped");
+  });
+
+  it("a start after a stop during start waits for the aborted one to unwind, then runs once", async () => {
+    const life = new ChannelLifecycle("c", "socket");
+    const g = gate();
+    const first = life.start(g.open, g.close).catch((e: unknown) => e);
+    await life.stop(g.close);
+    const second = life.start(g.open, g.close);
+    g.release();
+    await second;
+    expect(await first).toMatchObject({ code: "stopped" });
+    expect(g.counts.live).toBe(1);
+    expect(life.status().state).toBe("running");
+  });
+
+  it("a second start joins the first; a double stop is harmless", async () => {
+    const life = new ChannelLifecycle("c", "socket");
+    const g = gate();
+    const a = life.start(g.open, g.close);
+    const b = life.start(g.open, g.close);
+    g.release();
+    await Promise.all([a, b]);
+    await life.start(g.open, g.close);
+    expect(g.counts.opens).toBe(1);
+    await life.stop(g.close);
+    await life.stop(g.close);
+    expect(life.status()).toMatchObject({ state: "stopped", connected: false });
+  });
+
+  it("a failed start is failed with its reason, released, and can be started again", async () => {
+    const life = new ChannelLifecycle("c", "webhook");
+    let closes = 0;
+    const close = async () => {
+      closes++;
+    };
+    const err = await life
+      .start(async () => {
+        throw new Error("token rejected");
+      }, close)
+      .catch((e: unknown) => e);
+    expect((err as Error).message).toBe("token rejected");
+    expect(life.status()).toMatchObject({ state: "failed", reason: "token rejected", lastError: { message: "token rejected" } });
+    expect(closes).toBe(1);
+    await life.stop(close);
+    expect(life.status().state).toBe("failed");
+    await life.start(async () => undefined, close);
+    expect(life.status().state).toBe("running");
+  });
+
+  it("tracks connected and degraded(reason) reports while running, and ignores them when stopped", async () => {
+    const life = new ChannelLifecycle("c", "socket");
+    await life.start(
+      async () => ({ degraded: "socket not up yet" }),
+      async () => {},
+    );
+    expect(life.status()).toMatchObject({ state: "degraded", connected: false, reason: "socket not up yet" });
+    life.connected();
+    expect(life.status()).toMatchObject({ state: "running", connected: true });
+    expect(life.status().reason).toBeUndefined();
+    life.degraded("socket dropped");
+    expect(life.status()).toMatchObject({ state: "degraded", reason: "socket dropped" });
+    await life.stop(async () => {});
+    life.connected();
+    expect(life.status()).toMatchObject({ state: "stopped", connected: false });
+  });
+
+  it("keeps a drop reported while opening", async () => {
+    const life = new ChannelLifecycle("c", "socket");
+    await life.start(
+      async () => {
+        life.connected();
+        life.degraded("dropped right after connecting");
+      },
+      async () => {},
+    );
+    expect(life.status()).toMatchObject({ state: "degraded", reason: "dropped right after connecting" });
+  });
+});

@@ -77,8 +77,7 @@ function prettyStream(): DestinationStream {
 export function createLogger(options: LoggerOptions = {}): Logger {
   const format = options.format ?? "auto";
   const usePretty = format === "pretty" || (format === "auto" && !options.destination && process.stdout.isTTY === true);
-  const base: DestinationStream =
-    options.destination ?? (usePretty ? prettyStream() : pino.destination({ sync: true }));
+  const base: DestinationStream = options.destination ?? (usePretty ? prettyStream() : pino.destination({ sync: true }));
   return pino(
     {
       level: options.level ?? "info",

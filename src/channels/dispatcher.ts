@@ -18,6 +18,7 @@ import { type CommandName, HELP_TEXT, IMMEDIATE, parseCommand } from "./commands
 import { KeyedQueue, Semaphore } from "./queue.js";
 import type { ChannelSlot } from "./registry.js";
 import { closeQuestion, type RenderHooks, type RenderOutcome, renderRun, sendNotice } from "./render/index.js";
+import { TypingLoop } from "./render/typing.js";
 import { untilAbandoned } from "./run-guard.js";
 import type { Channel, ConversationRef, InboundMessage, InboundSink, MessageHandle } from "./types.js";
 
@@ -287,9 +288,13 @@ export class Dispatcher {
     const controller = new AbortController();
     const key = msg.ref.key;
     this.active.set(key, { threadId, controller });
+    // Counted from now, so a message waiting for a run slot shows the indicator as well.
+    const typing = new TypingLoop(this.channelOf(slot), msg.ref, this.options.logger);
+    typing.start(this.options.settings.typing_delay_ms);
     const release = await this.runs.acquire();
     if (!this.accepting || controller.signal.aborted) {
       release();
+      void typing.stop();
       this.active.delete(key);
       if (!this.accepting) throw new LeftForNextProcess("received");
       return this.notify(slot, msg.ref, `⚠️ ${toRunError(undefined, true, controller.signal.reason).message}`);
@@ -328,8 +333,10 @@ export class Dispatcher {
         questionId,
         callTimeoutMs: this.options.settings.platform_call_timeout_ms,
         retryBudgetMs: this.options.settings.delivery_retry_ms,
+        typing,
       });
     } finally {
+      void typing.stop();
       clearTimeout(timer);
       this.active.delete(key);
       release();

@@ -181,6 +181,7 @@ export const GatewayConfig = z
     platform_call_timeout_ms: num().pipe(z.number().int().positive()).default(30_000),
     delivery_retry_ms: num().pipe(z.number().int().positive()).default(60_000),
     replay_window_ms: num().pipe(z.number().int().min(0)).default(600_000),
+    typing_delay_ms: num().pipe(z.number().int().min(0)).default(500),
   })
   .prefault({});
 

@@ -383,6 +383,25 @@ describe("dispatcher", () => {
     expect(await gw.gateway.store!.unfinished()).toEqual([]);
   });
 
+  it("a message waiting for a run slot shows the typing indicator while it waits", async () => {
+    const world = new LoopbackWorld();
+    const gw = await boot(world, { gateway: { max_concurrent_runs: 1, typing_delay_ms: 100 } });
+    gw.model.setDefault((req) => ({
+      text: `reply to ${contentText(req.messages.at(-1)?.content)}`,
+      chunkSize: 2,
+      delayMs: 80,
+    }));
+    await world.userSays("busy elsewhere", { chatId: "dm2" });
+    await eventually(() => world.botMessages("dm2").length > 0);
+    await world.userSays("wait for me", { chatId: "dm3" });
+    await eventually(() => world.typing.some((t) => t.chatId === "dm3"), 3_000, "typing in the waiting conversation");
+    // Its run has not started: the model has seen only the first message.
+    expect(userTexts(gw.model)).toEqual(["busy elsewhere"]);
+    await eventually(() => texts(world, "dm3").includes("reply to wait for me"), 15_000);
+    // The first reply's words came at once: that conversation got no indicator.
+    expect(world.typing.filter((t) => t.chatId === "dm2")).toHaveLength(0);
+  });
+
   it("/stop also stops a message that is waiting for a free run slot", async () => {
     const world = new LoopbackWorld();
     const gw = await boot(world, { gateway: { max_concurrent_runs: 1 } });

@@ -68,7 +68,8 @@ function expectPacedEdits(message: ChatMessage): void {
 describe("telegram end to end", () => {
   it("streams a DM reply in at least two edits, paced, never repeating, ending exact", async () => {
     const { driver, gw } = await boot("polling");
-    gw.model.enqueue({ text: LONG, chunkSize: 5, delayMs: 15 });
+    // A model slow to start: the user sees the typing indicator while waiting for its first words.
+    gw.model.enqueue({ text: LONG, chunkSize: 5, delayMs: 15, firstByteMs: 900 });
     await driver.userSays("stream something long");
     const message = await eventually(
       () => driver.fake.botMessages(ALICE.id).find((m) => m.text === LONG),
@@ -78,6 +79,15 @@ describe("telegram end to end", () => {
     expect(message.versions.length - 1, "edits after the first post").toBeGreaterThanOrEqual(2);
     expectPacedEdits(message);
     expect(driver.fake.chat(ALICE.id)!.typing.length, "typing shown while waiting").toBeGreaterThanOrEqual(1);
+  });
+
+  it("shows no typing indicator for a reply whose first words come at once", async () => {
+    const { driver, gw } = await boot("polling");
+    gw.model.enqueue({ text: "Right away." });
+    await driver.userSays("quick one");
+    await eventually(() => driver.fake.botMessages(ALICE.id).find((m) => m.text === "Right away."), 10_000, "the reply");
+    await sleep(700);
+    expect(driver.fake.chat(ALICE.id)!.typing, "no sendChatAction before an instant reply").toHaveLength(0);
   });
 
   it("in a group ignores an unmentioned message and answers a mention with it stripped", async () => {

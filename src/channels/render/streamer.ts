@@ -35,7 +35,8 @@ type Ending =
 export async function renderRun(events: AsyncIterable<RunEvent>, options: RenderOptions): Promise<RenderOutcome> {
   const { channel, ref, logger, hooks = {} } = options;
   const out = new Outbound(channel, hooks, editInterval(channel, ref), options.callTimeoutMs, options.retryBudgetMs);
-  const typing = new TypingLoop(channel, ref, logger, out);
+  const typing = options.typing ?? new TypingLoop(channel, ref, logger);
+  typing.useGate(out);
   let visible = false;
   const onVisible = () => {
     if (visible) return;

@@ -2,9 +2,11 @@
  * What the dispatcher hands the renderer and gets back. The renderer turns one run's events
  * into chat messages; it owns pacing, chunking, typing and platform-error handling for them.
  */
+
 import type { Clarification } from "../../harness/types.js";
 import type { Logger } from "../../log/logger.js";
 import type { Channel, ConversationRef, MessageHandle } from "../types.js";
+import type { TypingLoop } from "./typing.js";
 
 /** Observers for metrics and status. Every hook is optional and must not throw. */
 export interface RenderHooks {
@@ -28,6 +30,11 @@ export interface RenderOptions {
   questionId: string;
   /** A platform call unanswered after this long counts as failed (default 30 s). */
   callTimeoutMs?: number;
+  /**
+   * The typing indicator, when the caller started it already (e.g. while the message waited for
+   * a run slot). Without one the renderer shows one at once.
+   */
+  typing?: TypingLoop;
   /** How long the final text is retried on 5xx and network errors before it is given up (default 60 s). */
   retryBudgetMs?: number;
 }

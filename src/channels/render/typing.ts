@@ -2,29 +2,44 @@
  * The typing indicator shown until the first text is visible. Platforms expire it after a few
  * seconds, so it is repeated every `typingIntervalMs`. It is decoration: failures are logged
  * and ignored, though a 429 still closes the gate so no other call breaks the platform's wait.
+ *
+ * It starts when the message is accepted, also while the message waits for a run slot, and it
+ * first shows after `delayMs`: a reply whose first words arrive sooner needs no indicator, and
+ * skipping it saves a platform call per reply.
  */
 import type { Logger } from "../../log/logger.js";
 import type { Channel, ConversationRef } from "../types.js";
 import type { Outbound } from "./outbound.js";
+
+/** The part of a run's Outbound the indicator respects: a 429's wait, and failure notes. */
+export type TypingGate = Pick<Outbound, "blockedFor" | "noteFailure" | "waitReady">;
 
 const DEFAULT_TYPING_INTERVAL_MS = 4000;
 
 export class TypingLoop {
   private timer: NodeJS.Timeout | undefined;
   private started = false;
+  private shown = false;
   private stopped: Promise<void> | undefined;
 
   constructor(
     private readonly channel: Channel,
     private readonly ref: ConversationRef,
     private readonly logger: Logger,
-    private readonly out: Outbound,
+    private out?: TypingGate,
   ) {}
 
-  start(): void {
-    if (!this.channel.typing || this.started) return;
+  /** Shows the indicator after `delayMs` (at once for 0), then repeats it until `stop`. */
+  start(delayMs = 0): void {
+    if (!this.channel.typing || this.started || this.stopped) return;
     this.started = true;
-    this.tick();
+    if (delayMs > 0) this.timer = setTimeout(() => this.tick(), delayMs);
+    else this.tick();
+  }
+
+  /** The run's Outbound, once it has one: from then on a 429 on the conversation pauses the indicator too. */
+  useGate(out: TypingGate): void {
+    this.out = out;
   }
 
   /** Stops repeating and clears the indicator where the platform needs that. Idempotent. */
@@ -36,9 +51,10 @@ export class TypingLoop {
   private tick(): void {
     if (this.stopped) return;
     // During a platform's retry_after even decoration must wait; skip this beat.
-    if (this.out.blockedFor() === 0) {
+    if ((this.out?.blockedFor() ?? 0) === 0) {
+      this.shown = true;
       this.channel.typing?.(this.ref).catch((err: unknown) => {
-        this.out.noteFailure(err, false);
+        this.out?.noteFailure(err, false);
         this.logger.debug({ err, chat: this.ref.chatId }, "typing indicator failed");
       });
     }
@@ -48,12 +64,12 @@ export class TypingLoop {
 
   private async clear(): Promise<void> {
     clearTimeout(this.timer);
-    if (!this.started || !this.channel.typingDone) return;
+    if (!this.shown || !this.channel.typingDone) return;
     try {
-      await this.out.waitReady(false);
+      await this.out?.waitReady(false);
       await this.channel.typingDone(this.ref);
     } catch (err) {
-      this.out.noteFailure(err, false);
+      this.out?.noteFailure(err, false);
       this.logger.debug({ err, chat: this.ref.chatId }, "clearing the typing indicator failed");
     }
   }

@@ -69,6 +69,8 @@ interface InboxRow {
 
 export class SqliteBindingStore implements BindingStore {
   private readonly db: Database.Database;
+  /** Each statement is compiled once: every message goes through several of them. */
+  private readonly statements = new Map<string, Database.Statement>();
 
   /** Opens (creating if needed) the store in `file`; `:memory:` works for tests. */
   constructor(
@@ -83,6 +85,15 @@ export class SqliteBindingStore implements BindingStore {
     this.migrate();
   }
 
+  private sql(text: string): Database.Statement {
+    let statement = this.statements.get(text);
+    if (!statement) {
+      statement = this.db.prepare(text);
+      this.statements.set(text, statement);
+    }
+    return statement;
+  }
+
   /** Brings a file written by an older version up to SCHEMA; each step is safe to repeat. */
   private migrate(): void {
     const pending = this.db.prepare("PRAGMA table_info(antler_pending)").all() as Array<{ name: string }>;
@@ -91,7 +102,7 @@ export class SqliteBindingStore implements BindingStore {
   }
 
   async currentThread(key: string): Promise<string | undefined> {
-    const row = this.db.prepare("SELECT thread_id FROM antler_threads WHERE key = ? AND current = 1").get(key) as
+    const row = this.sql("SELECT thread_id FROM antler_threads WHERE key = ? AND current = 1").get(key) as
       | { thread_id: string }
       | undefined;
     return row?.thread_id;
@@ -99,91 +110,87 @@ export class SqliteBindingStore implements BindingStore {
 
   async bindThread(key: string, threadId: string): Promise<void> {
     const bind = this.db.transaction(() => {
-      this.db.prepare("UPDATE antler_threads SET current = 0 WHERE key = ?").run(key);
-      this.db
-        .prepare(
-          "INSERT INTO antler_threads (key, thread_id, created_at, current) VALUES (?, ?, ?, 1) ON CONFLICT (key, thread_id) DO UPDATE SET current = 1",
-        )
-        .run(key, threadId, this.now());
+      this.sql("UPDATE antler_threads SET current = 0 WHERE key = ?").run(key);
+      this.sql(
+        "INSERT INTO antler_threads (key, thread_id, created_at, current) VALUES (?, ?, ?, 1) ON CONFLICT (key, thread_id) DO UPDATE SET current = 1",
+      ).run(key, threadId, this.now());
     });
     bind();
   }
 
   async threadHistory(key: string): Promise<ThreadBinding[]> {
-    const rows = this.db
-      .prepare(
-        "SELECT key, thread_id, created_at, current FROM antler_threads WHERE key = ? ORDER BY created_at DESC, rowid DESC",
-      )
-      .all(key) as Array<{ key: string; thread_id: string; created_at: number; current: number }>;
+    const rows = this.sql(
+      "SELECT key, thread_id, created_at, current FROM antler_threads WHERE key = ? ORDER BY created_at DESC, rowid DESC",
+    ).all(key) as Array<{ key: string; thread_id: string; created_at: number; current: number }>;
     return rows.map((r) => ({ key: r.key, threadId: r.thread_id, createdAt: r.created_at, current: r.current === 1 }));
   }
 
   async setPending(q: PendingQuestion): Promise<void> {
-    this.db
-      .prepare(
-        `INSERT INTO antler_pending (thread_id, key, question_id, interrupt_id, question, options, kind, posted, created_at, asked_by)
+    this.sql(
+      `INSERT INTO antler_pending (thread_id, key, question_id, interrupt_id, question, options, kind, posted, created_at, asked_by)
          VALUES (@threadId, @key, @questionId, @interruptId, @question, @options, @kind, @posted, @createdAt, @askedBy)
          ON CONFLICT (thread_id) DO UPDATE SET key = excluded.key, question_id = excluded.question_id,
            interrupt_id = excluded.interrupt_id, question = excluded.question, options = excluded.options,
            kind = excluded.kind, posted = excluded.posted, created_at = excluded.created_at,
            asked_by = excluded.asked_by`,
-      )
-      .run({
-        ...q,
-        options: JSON.stringify(q.options),
-        kind: q.kind ?? null,
-        posted: q.posted === undefined ? null : JSON.stringify(q.posted),
-        askedBy: q.askedBy === undefined ? null : JSON.stringify(q.askedBy),
-      });
+    ).run({
+      ...q,
+      options: JSON.stringify(q.options),
+      kind: q.kind ?? null,
+      posted: q.posted === undefined ? null : JSON.stringify(q.posted),
+      askedBy: q.askedBy === undefined ? null : JSON.stringify(q.askedBy),
+    });
   }
 
   async getPending(threadId: string): Promise<PendingQuestion | undefined> {
-    const row = this.db.prepare("SELECT * FROM antler_pending WHERE thread_id = ?").get(threadId) as PendingRow | undefined;
+    const row = this.sql("SELECT * FROM antler_pending WHERE thread_id = ?").get(threadId) as PendingRow | undefined;
     return row && toPending(row);
   }
 
   async findPendingByQuestionId(questionId: string): Promise<PendingQuestion | undefined> {
-    const row = this.db.prepare("SELECT * FROM antler_pending WHERE question_id = ?").get(questionId) as PendingRow | undefined;
+    const row = this.sql("SELECT * FROM antler_pending WHERE question_id = ?").get(questionId) as PendingRow | undefined;
     return row && toPending(row);
   }
 
   async clearPending(threadId: string): Promise<void> {
-    this.db.prepare("DELETE FROM antler_pending WHERE thread_id = ?").run(threadId);
+    this.sql("DELETE FROM antler_pending WHERE thread_id = ?").run(threadId);
   }
 
   async recordInbound(entry: { channel: string; eventId: string; key: string; payload: Json }): Promise<boolean> {
     const at = this.now();
-    const result = this.db
-      .prepare(
-        `INSERT INTO antler_inbox (channel, event_id, key, state, payload, received_at, updated_at)
+    const result = this.sql(
+      `INSERT INTO antler_inbox (channel, event_id, key, state, payload, received_at, updated_at)
          VALUES (?, ?, ?, 'received', ?, ?, ?) ON CONFLICT (channel, event_id) DO NOTHING`,
-      )
-      .run(entry.channel, entry.eventId, entry.key, JSON.stringify(entry.payload), at, at);
+    ).run(entry.channel, entry.eventId, entry.key, JSON.stringify(entry.payload), at, at);
     return result.changes === 1;
   }
 
   async setInboxState(channel: string, eventId: string, state: InboxState, error?: string): Promise<void> {
-    this.db
-      .prepare("UPDATE antler_inbox SET state = ?, error = ?, updated_at = ? WHERE channel = ? AND event_id = ?")
-      .run(state, error ?? null, this.now(), channel, eventId);
+    this.sql("UPDATE antler_inbox SET state = ?, error = ?, updated_at = ? WHERE channel = ? AND event_id = ?").run(
+      state,
+      error ?? null,
+      this.now(),
+      channel,
+      eventId,
+    );
   }
 
   async getInbound(channel: string, eventId: string): Promise<InboxEntry | undefined> {
-    const row = this.db.prepare("SELECT * FROM antler_inbox WHERE channel = ? AND event_id = ?").get(channel, eventId) as
+    const row = this.sql("SELECT * FROM antler_inbox WHERE channel = ? AND event_id = ?").get(channel, eventId) as
       | InboxRow
       | undefined;
     return row && toInbox(row);
   }
 
   async unfinished(): Promise<InboxEntry[]> {
-    const rows = this.db
-      .prepare("SELECT * FROM antler_inbox WHERE state IN ('received', 'running') ORDER BY received_at, rowid")
-      .all() as InboxRow[];
+    const rows = this.sql(
+      "SELECT * FROM antler_inbox WHERE state IN ('received', 'running') ORDER BY received_at, rowid",
+    ).all() as InboxRow[];
     return rows.map(toInbox);
   }
 
   async pruneInbox(before: number): Promise<number> {
-    return this.db.prepare("DELETE FROM antler_inbox WHERE state IN ('done', 'failed') AND received_at < ?").run(before).changes;
+    return this.sql("DELETE FROM antler_inbox WHERE state IN ('done', 'failed') AND received_at < ?").run(before).changes;
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,8 @@
 /**
  * What the shared channel contract suite needs from each platform: a fake platform plus the
  * user's side of it. Every adapter's test file implements one `ContractDriver` over its fake
- * server and passes a factory to `channelContract()`.
+ * server and passes a factory to `channelContract()`. This is the fakes' common interface, as
+ * `antler/testing` publishes it.
  */
 
 /** One bot message as a user would see it in the chat. */
@@ -69,6 +70,14 @@ export interface ContractDriver {
   userSays(text: string): Promise<void>;
   /** Delivers the last user event again, with the same event id (a platform retry). */
   redeliverLast(): Promise<void>;
+  /**
+   * What the platform saw for the last user event, once that is decided: `acked` (a 2xx, an ack
+   * frame, an update confirmed) or `refused` (a non-2xx, no ack or an error ack, the update
+   * fetched again). Resolves even when `userSays` found the delivery refused.
+   */
+  lastDelivery(): Promise<"acked" | "refused">;
+  /** The channel takes events on a webhook route in this mode (so the routes part applies). */
+  readonly webhook: boolean;
   /** The user clicks the button labelled `label` on the newest bot message showing it. */
   click(label: string): Promise<void>;
   /** A message sent by the bot itself (or another bot) arrives as an inbound event. */

@@ -6,12 +6,12 @@ import { mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { AppConfigSchema } from "../../src/config/schema.js";
-import { createGateway, type Gateway } from "../../src/gateway.js";
-import type { Harness } from "../../src/harness/types.js";
-import { createLogger, type Logger } from "../../src/log/logger.js";
-import type { SupervisorOptions } from "../../src/supervisor.js";
-import { type MockModel, mockModelConfig, startMockModel } from "../fakes/openai.js";
+import { AppConfigSchema } from "../config/schema.js";
+import { createGateway, type Gateway } from "../gateway.js";
+import type { Harness } from "../harness/types.js";
+import { createLogger, type Logger } from "../log/logger.js";
+import type { SupervisorOptions } from "../supervisor.js";
+import { type MockModel, mockModelConfig, startMockModel } from "./mock-model.js";
 
 export interface TestGatewayOptions {
   /** `channels:` section. */
@@ -57,9 +57,9 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** A logger for tests: silent unless ANTLER_TEST_LOG names a level. */
-export function testLogger(): Logger {
-  return createLogger({ level: process.env.ANTLER_TEST_LOG ?? "silent", format: "json" });
+/** A logger for tests: silent unless given a level. */
+export function testLogger(level = "silent"): Logger {
+  return createLogger({ level, format: "json" });
 }
 
 export async function startTestGateway(options: TestGatewayOptions): Promise<TestGateway> {

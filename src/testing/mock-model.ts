@@ -14,7 +14,7 @@
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { closeServer } from "../../src/server/http.js";
+import { closeServer } from "../server/http.js";
 
 /** One message of a chat-completions request, as sent on the wire. */
 export interface WireMessage {

@@ -4,7 +4,7 @@
  * loopback channel and, for the remote backend, through telegraf against the Telegram fake too.
  */
 import path from "node:path";
-import { channelContract } from "../contract/channel-contract.js";
+import { channelContract } from "../../src/testing/contract/index.js";
 import { loopbackDriver } from "../contract/loopback-driver.js";
 import { MODEL_URL_ENV } from "../fakes/langgraph/graphs.js";
 import { startMockModel } from "../fakes/openai.js";

@@ -12,7 +12,7 @@ import { createLogger } from "../../src/log/logger.js";
 import { HttpServer } from "../../src/server/http.js";
 import { eventually, testLogger } from "../contract/gateway.js";
 import { FakeDingTalk } from "../fakes/dingtalk/index.js";
-import { FeishuFake } from "../fakes/feishu/index.js";
+import { FakeFeishu } from "../fakes/feishu/index.js";
 import { FakeSlack } from "../fakes/slack/index.js";
 import { FakeTelegram } from "../fakes/telegram/index.js";
 
@@ -93,7 +93,7 @@ describe("old config names", () => {
 
   it("feishu: domain and stream_interval_ms still work, with warnings", async () => {
     const w = await world();
-    const fake = await new FeishuFake().start();
+    const fake = await new FakeFeishu().start();
     cleanup.push(() => fake.close());
     const o = fake.options;
     const feishu = await w.load("feishu", {

@@ -1,23 +1,23 @@
 /** The fake Feishu itself refuses what the platform refuses, so adapter tests can trust it. */
 import * as lark from "@larksuiteoapi/node-sdk";
 import { afterEach, describe, expect, it } from "vitest";
-import { FeishuFake } from "../fakes/feishu/index.js";
+import { FakeFeishu } from "../fakes/feishu/index.js";
 
-let fake: FeishuFake | undefined;
+let fake: FakeFeishu | undefined;
 afterEach(async () => {
   await fake?.close();
   fake = undefined;
 });
 
 async function setup(): Promise<{
-  fake: FeishuFake;
+  fake: FakeFeishu;
   call: (
     method: string,
     path: string,
     body?: unknown,
   ) => Promise<{ status: number; body: { code: number; data?: Record<string, string> } }>;
 }> {
-  fake = await new FeishuFake().start();
+  fake = await new FakeFeishu().start();
   fake.via = "none";
   const f = fake;
   const token = (await (
@@ -132,7 +132,7 @@ describe("fake feishu", () => {
   });
 
   it("refuses a long connection with the wrong secret", async () => {
-    fake = await new FeishuFake().start();
+    fake = await new FakeFeishu().start();
     const errors: Error[] = [];
     const ws = new lark.WSClient({
       appId: fake.options.appId,

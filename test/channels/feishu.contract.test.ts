@@ -1,4 +1,4 @@
-import { channelContract } from "../contract/channel-contract.js";
+import { channelContract } from "../../src/testing/contract/index.js";
 import { FeishuDriver } from "../fakes/feishu/driver.js";
 
 channelContract("feishu (websocket)", () => FeishuDriver.start({ mode: "websocket" }));

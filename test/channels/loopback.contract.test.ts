@@ -1,4 +1,4 @@
-import { channelContract } from "../contract/channel-contract.js";
+import { channelContract } from "../../src/testing/contract/index.js";
 import { loopbackDriver } from "../contract/loopback-driver.js";
 
 channelContract("loopback", async () => loopbackDriver({ buttons: true, edits: true }));

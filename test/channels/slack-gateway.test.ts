@@ -5,8 +5,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { eventually, freePort, sleep, startTestGateway, type TestGateway } from "../contract/gateway.js";
 import { type ChatCompletionRequest, contentText } from "../fakes/openai.js";
-import { slackConfigFor } from "../fakes/slack/adapter.js";
 import { FakeSlack } from "../fakes/slack/index.js";
+import { slackConfigFor } from "../fakes/slack/rig.js";
 
 let fake: FakeSlack | undefined;
 let gw: TestGateway | undefined;

@@ -3,8 +3,8 @@
  * receiver. Signatures, replay window, url_verification, retries, interactivity, ack timing.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type AdapterRig, adapterRig } from "../fakes/slack/adapter.js";
 import { FakeSlack } from "../fakes/slack/index.js";
+import { type AdapterRig, adapterRig } from "../fakes/slack/rig.js";
 
 let fake: FakeSlack;
 let rig: AdapterRig;

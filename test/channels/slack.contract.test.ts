@@ -1,4 +1,4 @@
-import { channelContract } from "../contract/channel-contract.js";
+import { channelContract } from "../../src/testing/contract/index.js";
 import { SlackDriver } from "../fakes/slack/driver.js";
 
 channelContract("slack (socket, DM)", () => SlackDriver.start({ mode: "socket", conversation: "dm" }));

@@ -9,8 +9,8 @@ import type { ConversationRef } from "../../src/channels/types.js";
 import { ChannelError, PlatformAuthError, PlatformNotFoundError, PlatformRateLimitError } from "../../src/errors.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { HttpServer } from "../../src/server/http.js";
-import { type AdapterRig, adapterRig } from "../fakes/slack/adapter.js";
 import { FakeSlack } from "../fakes/slack/index.js";
+import { type AdapterRig, adapterRig } from "../fakes/slack/rig.js";
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

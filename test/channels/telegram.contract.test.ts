@@ -1,4 +1,4 @@
-import { channelContract } from "../contract/channel-contract.js";
+import { channelContract } from "../../src/testing/contract/index.js";
 import { TelegramDriver } from "../fakes/telegram/driver.js";
 
 channelContract("telegram (polling)", () => TelegramDriver.start({ mode: "polling" }));

@@ -9,7 +9,7 @@ import {
   PlatformRateLimitError,
 } from "../../src/errors.js";
 import { silentLogger } from "../../src/log/logger.js";
-import { alice, bob, FORUM, GROUP, type Rig, startRig, waitFor } from "../fakes/telegram/harness.js";
+import { alice, bob, FORUM, GROUP, type Rig, startRig, waitFor } from "../fakes/telegram/rig.js";
 
 let rig: Rig | undefined;
 afterEach(async () => {

@@ -9,9 +9,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log/logger.js";
 import { eventually, freePort, startTestGateway, type TestGateway } from "../contract/gateway.js";
 import { FakeDingTalk } from "../fakes/dingtalk/index.js";
-import { DM_CHAT, encryptPayload, FeishuFake, signature } from "../fakes/feishu/index.js";
-import { slackConfigFor } from "../fakes/slack/adapter.js";
+import { DM_CHAT, encryptPayload, FakeFeishu, signature } from "../fakes/feishu/index.js";
 import { FakeSlack } from "../fakes/slack/index.js";
+import { slackConfigFor } from "../fakes/slack/rig.js";
 import { slackSignature } from "../fakes/slack/transport.js";
 import { ALICE, TelegramDriver, WEBHOOK_PATH, WEBHOOK_SECRET } from "../fakes/telegram/driver.js";
 
@@ -299,7 +299,7 @@ describe("every webhook answers bad input with a 4xx and starts no run", () => {
 
 /** A gateway with Feishu in webhook mode, and its fake; without `encryptKey` events are plain and unsigned. */
 async function feishuWebhook(encryptKey: string | undefined, verificationToken: string) {
-  const fake = await new FeishuFake({ ...(encryptKey ? { encryptKey } : {}), verificationToken }).start();
+  const fake = await new FakeFeishu({ ...(encryptKey ? { encryptKey } : {}), verificationToken }).start();
   closeFake = () => fake.close();
   fake.via = "webhook";
   const port = await freePort();

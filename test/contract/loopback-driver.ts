@@ -19,15 +19,25 @@ export function loopbackDriver(options: { buttons: boolean; edits: boolean }): C
     privateNotices: options.buttons,
   });
   let last: Awaited<ReturnType<LoopbackWorld["userSays"]>> | undefined;
+  let outcome: "acked" | "refused" = "acked";
   return {
     channelName: "loop",
     minEditIntervalMs: 100,
     streams: options.edits,
     buttons: options.buttons,
     channelConfig: () => world.channelConfig(),
+    webhook: false,
     async userSays(text) {
-      last = await world.userSays(text);
+      try {
+        last = await world.userSays(text);
+        outcome = "acked";
+      } catch {
+        // The core's sink threw: the "platform" saw the delivery fail.
+        last = world.delivered.at(-1);
+        outcome = "refused";
+      }
     },
+    lastDelivery: async () => outcome,
     async redeliverLast() {
       if (!last) throw new Error("nothing to redeliver");
       await world.deliver(last);

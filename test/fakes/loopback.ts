@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { accessConfigShape } from "../../src/channels/access.js";
+import { ChannelLifecycle } from "../../src/channels/lifecycle.js";
 import type {
   Channel,
   ChannelCapabilities,
@@ -391,17 +392,16 @@ export class LoopbackChannel implements Channel {
   readonly name: string;
   readonly capabilities: ChannelCapabilities;
   private readonly world: LoopbackWorld;
-  private state: ChannelStatus["state"] = "stopped";
+  private readonly life: ChannelLifecycle;
   /** Present only when the world has `nativeStream` set. */
   readonly streamLimits?: NativeStreamLimits;
   startStream?: (ref: ConversationRef) => Promise<NativeStream | undefined>;
   /** Present only when the world has `privateNotices` set. */
   answerAction?: (msg: InboundMessage, notice?: string) => Promise<boolean>;
   notifyUser?: (ref: ConversationRef, userId: string, text: string) => Promise<boolean>;
-  private lastError: { message: string; at: number } | null = null;
-
   constructor(ctx: ChannelContext<LoopbackChannelConfig>) {
     this.name = ctx.name;
+    this.life = new ChannelLifecycle(ctx.name, "memory");
     this.world = LoopbackWorld.get(ctx.config.world);
     const o = this.world.options;
     this.capabilities = {
@@ -427,34 +427,35 @@ export class LoopbackChannel implements Channel {
     }
   }
 
-  async start(sink: InboundSink): Promise<void> {
-    this.world.starts++;
-    await this.world.startGate;
-    const refused = this.world.startError?.();
-    if (refused) {
-      this.state = "failed";
-      this.lastError = { message: refused.message, at: Date.now() };
-      throw refused;
-    }
-    this.world.attach(this, sink);
-    this.world.live.add(this);
-    this.state = "running";
+  start(sink: InboundSink): Promise<void> {
+    const open = async (signal: AbortSignal) => {
+      this.world.starts++;
+      await this.world.startGate;
+      const refused = this.world.startError?.();
+      if (refused) throw refused;
+      if (signal.aborted) return;
+      this.world.attach(this, sink);
+      this.world.live.add(this);
+    };
+    return this.life.start(open, () => this.close());
   }
 
   /** The connection drops at run time (the platform went away). */
   fail(message: string): void {
-    this.state = "failed";
-    this.lastError = { message, at: Date.now() };
+    this.life.failed(new Error(message));
   }
 
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
+    return this.life.stop(() => this.close());
+  }
+
+  private async close(): Promise<void> {
     this.world.live.delete(this);
     this.world.attach(this, undefined);
-    this.state = "stopped";
   }
 
   status(): ChannelStatus {
-    return { state: this.state, connected: this.state === "running", mode: "memory", lastError: this.lastError };
+    return this.life.status();
   }
 
   async send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {

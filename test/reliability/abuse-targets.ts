@@ -7,9 +7,9 @@
  */
 import { createHmac, randomBytes } from "node:crypto";
 import { FakeDingTalk } from "../fakes/dingtalk/index.js";
-import { DM_CHAT, encryptPayload, FeishuFake, signature as larkSignature, USER } from "../fakes/feishu/index.js";
-import { slackConfigFor } from "../fakes/slack/adapter.js";
+import { DM_CHAT, encryptPayload, FakeFeishu, signature as larkSignature, USER } from "../fakes/feishu/index.js";
 import { FakeSlack, slackSignature } from "../fakes/slack/index.js";
+import { slackConfigFor } from "../fakes/slack/rig.js";
 import { ADMIN_TOKEN } from "./gateway-process.js";
 import type { ProbeContext } from "./harness.js";
 import type { BotMessage } from "./ledger.js";
@@ -58,7 +58,7 @@ export async function startTargets(ctx: ProbeContext, world: TelegramWorld, gate
   const slack = await FakeSlack.start({ mode: "webhook" });
   ctx.defer(() => slack.close());
   slack.eventsUrl = `${gatewayUrl}/slack/events`;
-  const feishu = await new FeishuFake({ encryptKey: "reliability-encrypt-key", verificationToken: "reliability-vtoken" }).start();
+  const feishu = await new FakeFeishu({ encryptKey: "reliability-encrypt-key", verificationToken: "reliability-vtoken" }).start();
   ctx.defer(() => feishu.close());
   feishu.via = "webhook";
   feishu.webhookTarget = `${gatewayUrl}/webhooks/feishu`;
@@ -164,7 +164,7 @@ function slackRoute(slack: FakeSlack): Route {
   };
 }
 
-function feishuRoute(feishu: FeishuFake): Route {
+function feishuRoute(feishu: FakeFeishu): Route {
   const key = feishu.options.encryptKey as string;
   const signed = (k: string, tsSec: number) => (body: string) => {
     const ts = String(tsSec);
@@ -240,7 +240,7 @@ function dingtalkRoute(dingtalk: FakeDingTalk): Route {
   };
 }
 
-function controls(world: TelegramWorld, slack: FakeSlack, feishu: FeishuFake, dingtalk: FakeDingTalk): Control[] {
+function controls(world: TelegramWorld, slack: FakeSlack, feishu: FakeFeishu, dingtalk: FakeDingTalk): Control[] {
   const seen = (messages: Array<{ id: string; text: string; versions: Array<{ at: number }> }>): BotMessage[] =>
     messages.map((m) => ({ id: m.id, text: m.text, firstAt: m.versions[0]?.at ?? 0 }));
   return [

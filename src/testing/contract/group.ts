@@ -2,12 +2,13 @@
  * The channel contract's "who may answer" part: in a group, only the member whose message led to
  * a question, or a configured approver, may answer it, by button or by text. Anyone else is
  * refused (privately where the platform can), the question stays open and the model hears
- * nothing. Runs inside `channelContract` for every driver that has a `group`.
+ * nothing. Runs inside `channelContract`; a driver without a `group` skips it, saying so.
  */
 import { describe, expect, it } from "vitest";
-import { contentText, type MockModel } from "../fakes/openai.js";
-import type { ContractDriver, GroupDriver, GroupMember, VisibleMessage } from "./driver.js";
-import { eventually, sleep } from "./gateway.js";
+import type { ContractDriver, GroupDriver, GroupMember, VisibleMessage } from "../driver.js";
+import { eventually, sleep } from "../gateway.js";
+import { contentText, type MockModel } from "../mock-model.js";
+import type { ContractContext } from "./shared.js";
 
 const REFUSAL = /can answer (this|the open) question/;
 const OPTIONS = ["Red", "Blue"];
@@ -17,7 +18,7 @@ export function withApprover(driver: ContractDriver, config: Record<string, unkn
   return driver.group ? { ...config, approvers: [driver.group.userId("approver")] } : config;
 }
 
-export function groupContract(current: () => { driver: ContractDriver; model: MockModel }): void {
+export function groupContract(current: () => ContractContext): void {
   describe("who may answer in a group", () => {
     const setup = (skip: (note: string) => never) => {
       const { driver, model } = current();

@@ -1,6 +1,6 @@
 /** The contract suite's view of the fake Feishu: a p2p chat with one user, over WS or webhook. */
 import type { ContractDriver, GroupDriver, GroupMember, VisibleMessage } from "../../contract/driver.js";
-import { type Delivery, DM_CHAT, FeishuFake, GROUP_CHAT } from "./index.js";
+import { type Delivery, DM_CHAT, FakeFeishu, GROUP_CHAT } from "./index.js";
 import type { FakeMessage } from "./model.js";
 
 /** Members of the group of the "who may answer" tests (open_ids). */
@@ -19,16 +19,21 @@ export class FeishuDriver implements ContractDriver {
   readonly minEditIntervalMs = 200;
   readonly streams = true;
   readonly buttons = true;
+  readonly webhook: boolean;
+  /** The ack code (long connection) or HTTP status (webhook) the last user event got. */
+  private lastCode: number | undefined;
 
   private constructor(
-    readonly fake: FeishuFake,
+    readonly fake: FakeFeishu,
     private readonly mode: DriverOptions["mode"],
-  ) {}
+  ) {
+    this.webhook = mode === "webhook";
+  }
 
   static async start(options: DriverOptions): Promise<FeishuDriver> {
     const secrets =
       options.mode === "webhook" ? { encryptKey: "contract-encrypt-key", verificationToken: "contract-vtoken" } : {};
-    const fake = await new FeishuFake(secrets).start();
+    const fake = await new FakeFeishu(secrets).start();
     fake.via = options.mode === "webhook" ? "webhook" : "ws";
     return new FeishuDriver(fake, options.mode);
   }
@@ -50,7 +55,12 @@ export class FeishuDriver implements ContractDriver {
 
   async userSays(text: string): Promise<void> {
     const d = await this.fake.userSays({ text });
-    assertAccepted(d.ack?.code ?? d.webhook?.status);
+    this.lastCode = d.ack?.code ?? d.webhook?.status;
+  }
+
+  async lastDelivery(): Promise<"acked" | "refused"> {
+    if (this.lastCode === undefined) throw new Error("nothing was delivered yet");
+    return this.lastCode === 200 ? "acked" : "refused";
   }
 
   async redeliverLast(): Promise<void> {

@@ -53,7 +53,7 @@ export const DM_CHAT = "oc_dm00000000000001";
 export const GROUP_CHAT = "oc_group000000000001";
 export const USER = "ou_user00000000000001";
 
-export class FeishuFake {
+export class FakeFeishu {
   readonly world: FeishuWorld;
   readonly ws = new FakeWsServer();
   /** How events reach the app; `none` only records the user's message. */

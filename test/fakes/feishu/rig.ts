@@ -8,11 +8,11 @@ import { FeishuChannel } from "../../../src/channels/feishu/index.js";
 import type { InboundMessage } from "../../../src/channels/types.js";
 import { createLogger, type Logger } from "../../../src/log/logger.js";
 import { HttpServer } from "../../../src/server/http.js";
-import { FeishuFake } from "./index.js";
+import { FakeFeishu } from "./index.js";
 import type { WorldOptions } from "./state.js";
 
 export interface Rig {
-  fake: FeishuFake;
+  fake: FakeFeishu;
   http: HttpServer;
   channel: FeishuChannel;
   inbox: InboundMessage[];
@@ -40,7 +40,7 @@ export function rigLogger(): Logger {
 }
 
 export async function startRig(options: RigOptions = {}): Promise<Rig> {
-  const fake = await new FeishuFake(options.fake).start();
+  const fake = await new FakeFeishu(options.fake).start();
   const logger = options.logger ?? rigLogger();
   const http = new HttpServer({ host: "127.0.0.1", port: 0, logger });
   const addr = await http.listen();

@@ -4,8 +4,8 @@
  * follow-ups in that thread without a mention; replies stream natively).
  */
 import type { ContractDriver, GroupDriver, GroupMember, VisibleMessage } from "../../contract/driver.js";
-import { slackConfigFor } from "./adapter.js";
 import { FakeSlack } from "./index.js";
+import { slackConfigFor } from "./rig.js";
 
 export interface SlackDriverOptions {
   mode: "socket" | "webhook";
@@ -24,13 +24,18 @@ export class SlackDriver implements ContractDriver {
   readonly streams = true;
   readonly buttons = true;
   readonly minEditIntervalMs = EDIT_INTERVAL_MS;
+  readonly webhook: boolean;
   /** Root of the test thread, once the first mention opened it. */
   threadTs: string | undefined;
+  /** Whether the last user event was acked (socket) or answered 2xx (webhook). */
+  private lastOk: boolean | undefined;
 
   private constructor(
     readonly fake: FakeSlack,
     private readonly options: SlackDriverOptions,
-  ) {}
+  ) {
+    this.webhook = options.mode === "webhook";
+  }
 
   static async start(options: SlackDriverOptions): Promise<SlackDriver> {
     return new SlackDriver(await FakeSlack.start({ mode: options.mode }), options);
@@ -46,12 +51,17 @@ export class SlackDriver implements ContractDriver {
   }
 
   async userSays(text: string): Promise<void> {
-    if (this.options.conversation === "dm") {
-      await this.fake.dm(text);
-      return;
-    }
-    if (this.threadTs) await this.fake.say(text, { threadTs: this.threadTs });
+    const before = this.fake.deliveries.length;
+    if (this.options.conversation === "dm") await this.fake.dm(text);
+    else if (this.threadTs) await this.fake.say(text, { threadTs: this.threadTs });
     else this.threadTs = await this.fake.mention(text);
+    // A channel mention comes as app_mention plus a message twin: refused if either was.
+    this.lastOk = this.fake.deliveries.slice(before).every((d) => d.ok);
+  }
+
+  async lastDelivery(): Promise<"acked" | "refused"> {
+    if (this.lastOk === undefined) throw new Error("nothing was delivered yet");
+    return this.lastOk ? "acked" : "refused";
   }
 
   async redeliverLast(): Promise<void> {

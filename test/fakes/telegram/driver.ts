@@ -24,6 +24,7 @@ export class TelegramDriver implements ContractDriver {
   readonly streams = true;
   readonly buttons = true;
   readonly minEditIntervalMs: number;
+  readonly webhook: boolean;
   private last: Update | undefined;
 
   private constructor(
@@ -31,6 +32,7 @@ export class TelegramDriver implements ContractDriver {
     private readonly options: TelegramDriverOptions,
   ) {
     this.minEditIntervalMs = options.editIntervalMs ?? 300;
+    this.webhook = options.mode === "webhook";
   }
 
   static async start(options: TelegramDriverOptions): Promise<TelegramDriver> {
@@ -61,6 +63,27 @@ export class TelegramDriver implements ContractDriver {
     const before = this.fake.updates.handedCount(last.update_id);
     this.fake.redeliver(last);
     await this.until(() => this.fake.updates.handedCount(last.update_id) > before, "the redelivery");
+  }
+
+  /**
+   * Webhook: the status of the update's first POST. Polling: an update the bot did not confirm
+   * (with the next offset) is handed out again, which the fake counts.
+   */
+  async lastDelivery(): Promise<"acked" | "refused"> {
+    const id = this.last?.update_id;
+    if (id === undefined) throw new Error("nothing was delivered yet");
+    if (this.webhook) {
+      const attempts = () => this.fake.updates.deliveries.filter((d) => d.update_id === id);
+      await this.until(() => attempts().length > 0, "the webhook's answer");
+      const first = attempts()[0]!.status;
+      return first >= 200 && first < 300 ? "acked" : "refused";
+    }
+    const deadline = Date.now() + 2_500;
+    while (Date.now() < deadline) {
+      if (this.fake.updates.handedCount(id) > 1) return "refused";
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return "acked";
   }
 
   async click(label: string): Promise<void> {

@@ -61,6 +61,9 @@ function errorEvent(code: RunErrorCode, message: string): RunEvent {
 }
 
 /** Run errors that say nothing about the agent's health. */
+/** How many settled threads are remembered. */
+const SETTLED_MAX = 10_000;
+
 const ROUTINE: ReadonlySet<string> = new Set(["cancelled", "timeout", "busy", "no_pending", "detached", "shutdown"]);
 
 export class AgentHarness implements Harness {
@@ -77,6 +80,12 @@ export class AgentHarness implements Harness {
   #lastError: AgentStatus["last_error"] = null;
   /** False after a run could not connect to the model, until a run succeeds. */
   #reachable = true;
+  /**
+   * Threads whose last run this process ended cleanly (a reply, no question, no repair): nothing
+   * is pending and no tool call is open, so their next run needs no read of the thread first.
+   * Embedded backend only; oldest dropped past SETTLED_MAX.
+   */
+  readonly #settled = new Set<string>();
 
   constructor(options: AgentHarnessOptions) {
     const graph = toLocalGraph(options.agent);
@@ -149,6 +158,7 @@ export class AgentHarness implements Harness {
     }
     const controller = new AbortController();
     this.#active.set(threadId, { controller });
+    const settled = this.#settled.delete(threadId);
     const abort = () => controller.abort(options.signal?.reason);
     options.signal?.addEventListener("abort", abort, { once: true });
     if (options.signal?.aborted) controller.abort(options.signal.reason);
@@ -157,7 +167,8 @@ export class AgentHarness implements Harness {
     try {
       let input: unknown;
       try {
-        input = await this.#input(threadId, kind, text, run.before, options.interruptId);
+        input =
+          settled && kind === "run" ? newMessage(text) : await this.#input(threadId, kind, text, run.before, options.interruptId);
       } catch (err) {
         this.#logger.error({ err, threadId }, "could not read the thread before the run");
         run.ended = true;
@@ -203,7 +214,7 @@ export class AgentHarness implements Harness {
       // No run of ours is active, yet tool calls are open: the process running it died.
       await repairThread(this.#graph, threadId, { reason: "failed" });
     }
-    return { messages: [new HumanMessage({ content: text, id: randomUUID() })] };
+    return newMessage(text);
   }
 
   async *#stream(
@@ -248,7 +259,13 @@ export class AgentHarness implements Harness {
     const reply = this.#backend === "graph" ? await this.#storedReply(threadId, run.before) : undefined;
     this.#reachable = true;
     run.ended = true;
+    if (this.#backend === "embedded" && !translator.clarification) this.#settle(threadId);
     yield translator.finish(reply);
+  }
+
+  #settle(threadId: string): void {
+    this.#settled.add(threadId);
+    if (this.#settled.size > SETTLED_MAX) this.#settled.delete(this.#settled.values().next().value as string);
   }
 
   /** A user's graph: the reply as the state holds it (nodes may write text no model streamed). */
@@ -270,6 +287,11 @@ export class AgentHarness implements Harness {
       this.#logger.error({ err, threadId }, "could not repair the thread after a failed run");
     }
   }
+}
+
+/** The graph input of a run: the user's message. */
+function newMessage(text: string): { messages: BaseMessage[] } {
+  return { messages: [new HumanMessage({ content: text, id: randomUUID() })] };
 }
 
 function messagesOf(values: unknown): BaseMessage[] {

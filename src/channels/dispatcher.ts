@@ -1,6 +1,6 @@
 /**
- * The dispatcher: every inbound message from every channel passes through here, in the order
- * DESIGN.md "One message, end to end" gives — record (dedupe) → access → commands → question
+ * The dispatcher: every inbound message from every channel passes through here, in the order of
+ * a message's path end to end — record (dedupe) → access → commands → question
  * routing → per-conversation FIFO → run → render. Every accepted message ends in a reply or an
  * explicit notice, also across a crash (see `recover`).
  */

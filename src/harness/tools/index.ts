@@ -1,11 +1,10 @@
 /**
- * Tools from config (`tools[].use`, each a StructuredTool instance) plus the built-ins.
+ * Tools from config (`tools[].use`, each a StructuredTool instance), and the built-in `ask_clarification`.
  */
-import { StructuredTool, type StructuredToolInterface } from "@langchain/core/tools";
+import { StructuredTool } from "@langchain/core/tools";
 import type { ToolConfig } from "../../config/schema.js";
 import type { Logger } from "../../log/logger.js";
 import { resolveVariable } from "../../reflection/index.js";
-import { ASK_CLARIFICATION, askClarificationTool } from "./clarification.js";
 
 export type { ClarificationRequest } from "./clarification.js";
 export { ASK_CLARIFICATION, askClarificationTool, normalizeClarification } from "./clarification.js";
@@ -32,11 +31,6 @@ export async function loadConfigTools(configs: readonly ToolConfig[], options: L
   return tools;
 }
 
-/** Built-in tools every lead agent gets. */
-export function builtinTools(): StructuredToolInterface[] {
-  return [askClarificationTool];
-}
-
 /** Drops tools whose name is already taken (the first wins) and reports the dropped names. */
 export function dedupeTools<T extends { name: string }>(tools: readonly T[], logger?: Logger): T[] {
   const seen = new Set<string>();
@@ -51,5 +45,3 @@ export function dedupeTools<T extends { name: string }>(tools: readonly T[], log
   }
   return out;
 }
-
-export const BUILTIN_TOOL_NAMES = [ASK_CLARIFICATION] as const;

@@ -168,7 +168,7 @@ export class Gateway {
       const addr = await this.server.listen();
       logger.info({ host: addr.address, port: addr.port }, "antler listening");
     }
-    const store = new SqliteBindingStore(path.resolve(baseDir, config.storage.path));
+    const store = new SqliteBindingStore(path.resolve(baseDir, config.storage.path), Date.now, config.storage.synchronous);
     this.store = store;
     this.harness = this.options.harness ?? (await createAgentBackend({ config, baseDir, logger }));
     this.dispatcher = new Dispatcher({

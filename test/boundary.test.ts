@@ -20,6 +20,7 @@ describe("layering", () => {
     ["src/harness", ["src/channels", "src/bindings", "src/server"]],
     ["src/bindings", ["src/channels", "src/harness", "src/server"]],
     ["src/config", ["src/channels", "src/harness", "src/bindings"]],
+    ["src/storage", ["src/channels", "src/harness", "src/bindings", "src/server", "src/config"]],
     ["src/reflection", ["src/channels", "src/harness", "src/bindings", "src/config"]],
   ];
   for (const [layer, forbidden] of rules) {

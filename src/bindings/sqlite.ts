@@ -5,7 +5,8 @@
  */
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
+import { openDatabase, type Synchronous } from "../storage/sqlite.js";
 import type { BindingStore, InboxEntry, InboxState, Json, PendingQuestion, ThreadBinding } from "./types.js";
 
 const SCHEMA = `
@@ -72,15 +73,17 @@ export class SqliteBindingStore implements BindingStore {
   /** Each statement is compiled once: every message goes through several of them. */
   private readonly statements = new Map<string, Database.Statement>();
 
-  /** Opens (creating if needed) the store in `file`; `:memory:` works for tests. */
+  /**
+   * Opens (creating if needed) the store in `file`; `:memory:` works for tests. `synchronous` is
+   * SQLite's setting (see `storage.synchronous`).
+   */
   constructor(
     file: string,
     private readonly now: () => number = Date.now,
+    synchronous: Synchronous = "normal",
   ) {
     if (file !== ":memory:") mkdirSync(path.dirname(file), { recursive: true });
-    this.db = new Database(file);
-    this.db.pragma("journal_mode = WAL");
-    this.db.pragma("busy_timeout = 5000");
+    this.db = openDatabase(file, synchronous);
     this.db.exec(SCHEMA);
     this.migrate();
   }

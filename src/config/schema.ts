@@ -53,6 +53,7 @@ export const ServerConfig = z
 export const StorageConfig = z
   .strictObject({
     path: z.string().default("./data/antler.db"),
+    synchronous: z.enum(["normal", "full"]).default("normal"),
   })
   .prefault({});
 

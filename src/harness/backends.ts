@@ -10,9 +10,10 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import type { AppConfig } from "../config/schema.js";
 import type { Logger } from "../log/logger.js";
+import { openDatabase } from "../storage/sqlite.js";
 import { makeLeadAgent } from "./agent.js";
 import { loadUserGraph } from "./graph.js";
 import { McpServers } from "./mcp/index.js";
@@ -47,10 +48,7 @@ export async function createAgentBackend(options: CreateHarnessOptions): Promise
 function openCheckpoints(config: AppConfig, baseDir: string): { db: Database.Database; file: string } {
   const file = path.resolve(baseDir, config.storage.path);
   mkdirSync(path.dirname(file), { recursive: true });
-  const db = new Database(file);
-  db.pragma("journal_mode = WAL");
-  db.pragma("busy_timeout = 5000");
-  return { db, file };
+  return { db: openDatabase(file, config.storage.synchronous), file };
 }
 
 /** The `graph` backend: the user's graph, with Antler's SQLite checkpointer unless it has one. */

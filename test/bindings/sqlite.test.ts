@@ -4,6 +4,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { SqliteBindingStore } from "../../src/bindings/sqlite.js";
+import { openDatabase } from "../../src/storage/sqlite.js";
 import { bindingStoreContract } from "./contract.js";
 
 let file = "";
@@ -40,5 +41,20 @@ describe("SqliteBindingStore migration", () => {
     const again = new SqliteBindingStore(old);
     expect((await again.getPending("t-new"))?.askedBy).toEqual({ id: "u9", name: "Nine" });
     await again.close();
+  });
+});
+
+describe("openDatabase", () => {
+  it("opens in WAL mode with storage.synchronous applied: normal by default, full on request", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "antler-sync-"));
+    for (const [setting, expected] of [
+      ["normal", 1],
+      ["full", 2],
+    ] as const) {
+      const db = openDatabase(path.join(dir, `${setting}.db`), setting);
+      expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+      expect(db.pragma("synchronous", { simple: true })).toBe(expected);
+      db.close();
+    }
   });
 });

@@ -11,13 +11,27 @@ import type { ZodType } from "zod";
 import type { ConfigRenames } from "../config/renames.js";
 import type { Logger } from "../log/logger.js";
 import type { RouteHandler } from "../server/http.js";
+import type { MarkdownEmitter } from "./render/markdown/emitter.js";
 
-/** The markdown flavour a platform renders. Adapters convert the agent's Markdown into it. */
-export type MarkdownDialect = "telegram-html" | "slack-mrkdwn" | "feishu-md" | "dingtalk-md" | "commonmark" | "plain";
+export type { MarkdownEmitter } from "./render/markdown/emitter.js";
+
+/**
+ * How a platform shows the agent's Markdown. Open to any platform: an adapter brings its own
+ * emitter, and no core type changes.
+ * - A {@link MarkdownEmitter}: the adapter converts with `renderMarkdown(text, emitter)` when it
+ *   sends or edits, and the core counts lengths on the converted text (see `render/markdown/`).
+ * - `"commonmark"`: the platform renders Markdown itself; the text goes out as written.
+ * - `"plain"`: the text goes out as written and nothing renders it (a terminal), so the core does
+ *   not repair intermediate texts either.
+ */
+export type MarkdownDialect = MarkdownEmitter | "commonmark" | "plain";
 
 /** What a platform can do, so the core can adapt its behaviour. */
 export interface ChannelCapabilities {
-  /** Longest text of one message, in characters (JS string length) of the agent's Markdown. */
+  /**
+   * Longest text of one message as the platform counts it: measured on the converted text when
+   * `markdown` is an emitter (its `measure`, by default the JS string length), else on the Markdown.
+   */
   maxTextLength: number;
   /** Minimum time between two edits (or stream updates) of one message. */
   minEditIntervalMs: number;
@@ -27,7 +41,7 @@ export interface ChannelCapabilities {
   buttons: boolean;
   /** Replies can go into a thread under the user's message. */
   threads: boolean;
-  /** Markdown flavour of the platform. */
+  /** How the platform shows Markdown: its emitter, or text as written (see {@link MarkdownDialect}). */
   markdown: MarkdownDialect;
   /** Most buttons one question may carry; more options fall back to a numbered list. */
   maxButtons?: number;
@@ -166,6 +180,7 @@ export interface NativeStream {
 
 /** Limits of a native stream; past either, the core finishes it and starts a new one. */
 export interface NativeStreamLimits {
+  /** Counted like `capabilities.maxTextLength`: on the converted text when the channel has an emitter. */
   maxTextLength: number;
   maxDurationMs: number;
 }

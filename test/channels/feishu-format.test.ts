@@ -31,7 +31,7 @@ describe("feishu card markdown", () => {
 describe("feishu plain text", () => {
   it("drops markup but keeps structure and link targets", () => {
     expect(toPlainText("**Hi** [docs](https://d.e)\n\n- one\n- two\n\n```\ncode\n```")).toBe(
-      "Hi docs (https://d.e)\n\n- one\n- two\n\ncode",
+      "Hi docs (https://d.e)\n\n• one\n• two\n\ncode",
     );
   });
 });

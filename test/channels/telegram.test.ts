@@ -307,7 +307,7 @@ describe("telegram outbound", () => {
     expect(rig.channel.editIntervalMs({ ...ref, chatType: "group" })).toBe(3000);
     expect(rig.channel.capabilities).toMatchObject({
       maxTextLength: 4096,
-      markdown: "telegram-html",
+      markdown: expect.objectContaining({ name: "telegram-html" }),
       buttons: true,
       edits: true,
     });

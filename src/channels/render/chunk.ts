@@ -10,6 +10,7 @@
  * that {@link joinMarkdownChunks} can always tell the two apart and undo exactly what was added.
  */
 import { closerOf, type Fence, fenceAtEnd, type Line, scanLines, step } from "./fence.js";
+import type { Measure } from "./markdown/measure.js";
 
 /** Cut quality, best first. */
 enum Level {
@@ -21,6 +22,15 @@ enum Level {
 
 /** A cut at a better level is taken only if it leaves the chunk at least this full. */
 const MIN_FILL = 0.5;
+
+/** With a measure: a converted chunk this full is not worth a longer search. */
+const FULL_ENOUGH = 0.95;
+/** With a measure: Markdown chunks may be this many times the limit when conversion shrinks them. */
+const MAX_GROWTH = 2;
+/** With a measure: a too-long chunk's budget shrinks a little more than in proportion, to land under. */
+const SHRINK = 0.97;
+/** With a measure: conversions tried to grow a chunk that already fits. */
+const MAX_SEARCH = 4;
 
 const SENTENCE_END = /[.!?;:…)]$/;
 const CJK_SENTENCE_END = /[。！？；]/g;
@@ -45,8 +55,20 @@ export interface CutOptions {
 export class MarkdownText {
   readonly lines: Line[];
 
-  constructor(readonly text: string) {
+  /**
+   * @param measure the length of a chunk once converted for the platform (see `markdown/measure.ts`);
+   *   without one, a chunk's length is its Markdown's.
+   */
+  constructor(
+    readonly text: string,
+    private readonly measure?: Measure,
+  ) {
     this.lines = scanLines(text);
+  }
+
+  /** A chunk's length as the platform counts it. */
+  size(chunk: string): number {
+    return this.measure ? this.measure(chunk) : chunk.length;
   }
 
   /** The fence open at offset `p`, judging only the text before it. */
@@ -74,8 +96,46 @@ export class MarkdownText {
     return (reopen ? this.prefixAt(start) : "") + this.text.slice(start);
   }
 
-  /** The next chunk from `start`; undefined only with `force` when there is no boundary to cut at. */
+  /**
+   * The next chunk from `start` whose {@link size} is at most `limit`; undefined only with `force`
+   * when there is no boundary to cut at.
+   */
   nextChunk(start: number, limit: number, options: CutOptions = {}): Cut | undefined {
+    return this.measure ? this.measuredChunk(start, limit, options) : this.rawChunk(start, limit, options);
+  }
+
+  /**
+   * Searches the Markdown budget whose best cut converts to the most that still fits: the budget
+   * shrinks in proportion while the converted chunk is too long, and grows (up to
+   * {@link MAX_GROWTH} × `limit`) while conversion makes the text shorter than its Markdown.
+   */
+  private measuredChunk(start: number, limit: number, options: CutOptions): Cut | undefined {
+    let budget = limit;
+    /** The longest chunk found that fits, and the largest budget known to give a fitting chunk. */
+    let best: Cut | undefined;
+    let fits = 0;
+    let tooBig = Math.floor(limit * MAX_GROWTH) + 1;
+    for (let tries = 0; ; tries++) {
+      const cut = this.rawChunk(start, budget, options);
+      if (!cut) return best;
+      const size = this.size(cut.text);
+      if (size <= limit) {
+        if (!best || cut.end >= best.end) best = cut;
+        fits = budget;
+        if (cut.end >= this.text.length || size >= limit * FULL_ENOUGH) return best;
+      } else {
+        // Not even one character fits: send it rather than nothing.
+        if (budget <= 1) return best ?? cut;
+        tooBig = budget;
+      }
+      if (tooBig - fits <= 1 || (best && tries >= MAX_SEARCH)) return best ?? cut;
+      const guess = Math.floor((budget * limit * (size > limit ? SHRINK : 1)) / Math.max(size, 1));
+      budget = Math.min(tooBig - 1, Math.max(fits + 1, guess));
+    }
+  }
+
+  /** The next chunk from `start` of at most `limit` characters of Markdown. */
+  private rawChunk(start: number, limit: number, options: CutOptions): Cut | undefined {
     const prefix = options.reopen === false ? "" : this.prefixAt(start);
     if (!options.force && prefix.length + this.text.length - start <= limit) {
       return { end: this.text.length, text: prefix + this.text.slice(start), closed: false };
@@ -189,12 +249,13 @@ function isHighSurrogate(code: number): boolean {
 }
 
 /**
- * Splits Markdown into chunks of at most `limit` characters, never leaving a code fence open
- * inside a chunk (unless the text itself never closes it). `joinMarkdownChunks` undoes it.
+ * Splits Markdown into chunks of at most `limit` characters (as `measure` counts them once
+ * converted, else of Markdown), never leaving a code fence open inside a chunk (unless the text
+ * itself never closes it). `joinMarkdownChunks` undoes it.
  */
-export function splitMarkdown(text: string, limit: number): string[] {
+export function splitMarkdown(text: string, limit: number, measure?: Measure): string[] {
   if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`chunk limit must be a positive integer, got ${limit}`);
-  const md = new MarkdownText(text);
+  const md = new MarkdownText(text, measure);
   const chunks: string[] = [];
   let start = 0;
   let reopen = false;

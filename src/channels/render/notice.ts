@@ -1,6 +1,7 @@
 /** Short messages outside a reply: busy, restarted, command output, errors. */
 import type { Channel, ConversationRef, MessageHandle, OutboundContent } from "../types.js";
 import { splitMarkdown } from "./chunk.js";
+import { measureFor } from "./markdown/measure.js";
 import { Outbound } from "./outbound.js";
 import { editInterval, type RenderHooks } from "./types.js";
 
@@ -15,12 +16,13 @@ export function sendNotice(
 }
 
 /**
- * Posts `content`, split under the length limit; buttons go on the last chunk. Every chunk is
+ * Posts `content`, split where the converted text fits the length limit; buttons go on the last chunk. Every chunk is
  * delivered or this throws. Calls after the first keep the channel's interval.
  */
 export async function postChunked(out: Outbound, ref: ConversationRef, content: OutboundContent): Promise<MessageHandle[]> {
   const { channel } = out;
-  const chunks = splitMarkdown(content.text, channel.capabilities.maxTextLength).filter((c) => c.trim() !== "");
+  const { maxTextLength, markdown } = channel.capabilities;
+  const chunks = splitMarkdown(content.text, maxTextLength, measureFor(markdown)).filter((c) => c.trim() !== "");
   const handles: MessageHandle[] = [];
   for (const [i, text] of chunks.entries()) {
     const last = i === chunks.length - 1;

@@ -4,6 +4,7 @@
  */
 import type { Clarification } from "../../harness/types.js";
 import type { Channel, MessageHandle, OutboundContent } from "../types.js";
+import { fitText, measureFor } from "./markdown/measure.js";
 import { Outbound } from "./outbound.js";
 import type { RenderHooks } from "./types.js";
 
@@ -33,9 +34,10 @@ export async function closeQuestion(
   // Without buttons the question was a list, and the user's own reply already shows the answer.
   if (!channel.capabilities.edits || !channel.capabilities.buttons) return;
   const answerLine = `\n\n→ ${answer}`;
-  const room = channel.capabilities.maxTextLength - answerLine.length;
-  const shown = questionText.length <= room ? questionText : `${questionText.slice(0, Math.max(0, room - 1))}…`;
-  const text = `${shown}${answerLine}`.slice(0, channel.capabilities.maxTextLength);
+  const { maxTextLength: limit, markdown } = channel.capabilities;
+  const measure = measureFor(markdown);
+  // The question gives way to the answer line; only an answer too long by itself is cut too.
+  const text = fitText(questionText, limit, measure, answerLine) ?? fitText(questionText + answerLine, limit, measure) ?? "…";
   const out = new Outbound(channel, hooks, 0);
   await out.deliver("edit", () => channel.edit(question, { text, buttons: [] }), false);
 }

@@ -11,6 +11,7 @@ import { NotModifiedError, PlatformNotFoundError, PlatformRateLimitError } from 
 import type { Logger } from "../../log/logger.js";
 import type { Channel, ConversationRef, MessageHandle, NativeStream } from "../types.js";
 import { type Cut, MarkdownText } from "./chunk.js";
+import { type Measure, measureFor } from "./markdown/measure.js";
 import type { Outbound } from "./outbound.js";
 import { repairMarkdown } from "./repair.js";
 
@@ -57,7 +58,9 @@ export interface ReplyWriterOptions {
 
 export class ReplyWriter {
   private text = "";
-  private md = new MarkdownText("");
+  /** The length of a text once the channel converted it; lengths are checked against the limit with it. */
+  private readonly measure: Measure | undefined;
+  private md: MarkdownText;
   private readonly segments: Segment[] = [];
   private readonly tools = new Map<string, string>();
   private ending = false;
@@ -71,6 +74,8 @@ export class ReplyWriter {
 
   constructor(private readonly o: ReplyWriterOptions) {
     this.streamsOff = !o.channel.startStream;
+    this.measure = measureFor(o.channel.capabilities.markdown);
+    this.md = new MarkdownText("", this.measure);
   }
 
   /** The reply so far. */
@@ -166,14 +171,14 @@ export class ReplyWriter {
   /** Freezes chunks that outgrew the limit (or a native stream about to expire). */
   private layout(): void {
     if (this.text.length === 0) return;
-    if (this.md.text !== this.text) this.md = new MarkdownText(this.text);
+    if (this.md.text !== this.text) this.md = new MarkdownText(this.text, this.measure);
     if (this.segments.length === 0) this.segments.push({ start: 0, reopen: false });
     for (;;) {
       const live = this.segments.at(-1)!;
       if (live.final !== undefined || live.done) return;
       const limit = this.limit();
       const room = this.ending ? limit : limit - Math.min(RESERVE, Math.floor(limit / 4));
-      if (this.md.tail(live.start, live.reopen).length > room) {
+      if (this.md.size(this.md.tail(live.start, live.reopen)) > room) {
         this.freeze(live, this.md.nextChunk(live.start, room, { reopen: live.reopen })!);
         continue;
       }
@@ -232,7 +237,7 @@ export class ReplyWriter {
     const tools = [...this.tools.values()];
     const toolLine = tools.length > 0 ? `\n\n⏳ _${tools.at(-1)!.slice(0, 40)}…_` : "";
     const shown = repairMarkdown(tail) + toolLine;
-    return shown.length <= this.limit() ? shown : tail;
+    return this.md.size(shown) <= this.limit() ? shown : tail;
   }
 
   private visibleNow(): void {

@@ -1,0 +1,173 @@
+/**
+ * The one Markdown renderer: a single walk over `marked`'s tokens that hands each piece to an
+ * emitter (see `emitter.ts`). List numbering, task boxes, list layout, table cells and the blank
+ * line between blocks are decided here once, for every platform.
+ */
+import { Lexer, type Token, type Tokens } from "marked";
+import type { FullEmitter, ListItemInfo, MarkdownEmitter, TableInfo } from "./emitter.js";
+import { plainEmitter } from "./plain.js";
+
+const completed = new WeakMap<MarkdownEmitter, FullEmitter>([[plainEmitter, plainEmitter]]);
+
+/** The emitter with the hooks it leaves out taken from {@link plainEmitter} (cached per emitter). */
+export function fullEmitter(emitter: MarkdownEmitter): FullEmitter {
+  let full = completed.get(emitter);
+  if (!full) {
+    // Read each hook through the emitter, so hooks defined on a class prototype count too.
+    const hooks: Record<string, unknown> = {};
+    for (const [key, fallback] of Object.entries(plainEmitter)) {
+      const own = (emitter as unknown as Record<string, unknown>)[key];
+      hooks[key] = own ?? fallback;
+    }
+    full = hooks as unknown as FullEmitter;
+    completed.set(emitter, full);
+  }
+  return full;
+}
+
+/** Lexes Markdown the way every emitter sees it (GitHub-flavoured). */
+export function lexMarkdown(markdown: string): Token[] {
+  return Lexer.lex(markdown, { gfm: true });
+}
+
+/** The agent's Markdown in the emitter's dialect, without leading blank lines or trailing space. */
+export function renderMarkdown(markdown: string, emitter: MarkdownEmitter): string {
+  return renderTokens(lexMarkdown(markdown), emitter);
+}
+
+/** Like {@link renderMarkdown}, for tokens already lexed. */
+export function renderTokens(tokens: Token[], emitter: MarkdownEmitter): string {
+  return new Walk(fullEmitter(emitter))
+    .blocks(tokens, 0)
+    .replace(/^(?:[ \t]*\n)+/, "")
+    .trimEnd();
+}
+
+class Walk {
+  constructor(private readonly e: FullEmitter) {}
+
+  blocks(tokens: Token[], depth: number, separator = "\n\n"): string {
+    const out: string[] = [];
+    for (const token of tokens) {
+      const text = this.block(token, depth);
+      if (text !== "") out.push(text);
+    }
+    return out.join(separator);
+  }
+
+  private block(token: Token, depth: number): string {
+    const { e } = this;
+    switch (token.type) {
+      case "space":
+      case "def":
+      case "checkbox":
+        return "";
+      case "heading":
+        return e.heading(this.inline((token as Tokens.Heading).tokens), (token as Tokens.Heading).depth);
+      case "paragraph":
+        return e.paragraph(this.inline((token as Tokens.Paragraph).tokens));
+      case "text": {
+        const t = token as Tokens.Text;
+        return t.tokens ? this.inline(t.tokens) : e.text(t.text);
+      }
+      case "code": {
+        const t = token as Tokens.Code;
+        const lang = t.lang?.trim().split(/\s+/)[0];
+        return e.code(t.text.replace(/\n+$/, ""), lang || undefined);
+      }
+      case "blockquote":
+        return e.blockquote(this.blocks((token as Tokens.Blockquote).tokens, depth));
+      case "list":
+        return this.list(token as Tokens.List, depth);
+      case "table":
+        return e.table(this.table(token as Tokens.Table));
+      case "hr":
+        return e.hr();
+      case "html":
+        return e.text((token as Tokens.HTML).text.trim());
+      default:
+        return "raw" in token && typeof token.raw === "string" ? e.text(token.raw.trim()) : "";
+    }
+  }
+
+  private list(list: Tokens.List, depth: number): string {
+    const start = typeof list.start === "number" ? list.start : 1;
+    return list.items
+      .map((item, i) =>
+        this.item(item, { ordered: list.ordered, number: start + i, task: item.task, checked: item.checked === true, depth }),
+      )
+      .join("\n");
+  }
+
+  /** The marker, then the item's blocks; further lines are indented under it. */
+  private item(item: Tokens.ListItem, info: ListItemInfo): string {
+    const { e } = this;
+    const separator = item.loose && e.looseItems ? "\n\n" : "\n";
+    const parts: string[] = [];
+    for (const child of item.tokens) {
+      const text = child.type === "list" ? this.list(child as Tokens.List, info.depth + 1) : this.block(child, info.depth);
+      if (text !== "") parts.push(text);
+    }
+    const marker = e.listMarker(info);
+    if (parts.length === 0) return marker;
+    const indent = e.listIndent(info);
+    const [first, ...rest] = parts.join(separator).split("\n");
+    return [`${marker} ${first}`, ...rest.map((line) => (line === "" ? "" : indent + line))].join("\n");
+  }
+
+  private table(table: Tokens.Table): TableInfo {
+    const plain = this.e === plainEmitter ? this : new Walk(plainEmitter);
+    const cells = (walk: Walk, row: Tokens.TableCell[]) => row.map((cell) => walk.inline(cell.tokens));
+    return {
+      header: cells(this, table.header),
+      rows: table.rows.map((row) => cells(this, row)),
+      plain: { header: cells(plain, table.header), rows: table.rows.map((row) => cells(plain, row)) },
+      align: table.align,
+      raw: table.raw.trim(),
+    };
+  }
+
+  inline(tokens: Token[] | undefined): string {
+    if (!tokens) return "";
+    let out = "";
+    for (const token of tokens) out += this.inlineOne(token);
+    return out;
+  }
+
+  private inlineOne(token: Token): string {
+    const { e } = this;
+    switch (token.type) {
+      case "text": {
+        const t = token as Tokens.Text;
+        return t.tokens ? this.inline(t.tokens) : e.text(t.text);
+      }
+      case "escape":
+        return e.escape((token as Tokens.Escape).text);
+      case "strong":
+        return e.strong(this.inline((token as Tokens.Strong).tokens));
+      case "em":
+        return e.em(this.inline((token as Tokens.Em).tokens));
+      case "del":
+        return e.del(this.inline((token as Tokens.Del).tokens));
+      case "codespan":
+        return e.codespan((token as Tokens.Codespan).text);
+      case "br":
+        return e.br();
+      case "link": {
+        const t = token as Tokens.Link;
+        const plainLabel = new Walk(plainEmitter).inline(t.tokens);
+        return e.link({ href: t.href, label: this.inline(t.tokens), plainLabel });
+      }
+      case "image": {
+        const t = token as Tokens.Image;
+        return e.image({ href: t.href, label: t.text ? e.text(t.text) : "", plainLabel: t.text });
+      }
+      case "html":
+        return e.text((token as Tokens.Tag).text);
+      case "checkbox":
+        return "";
+      default:
+        return "raw" in token && typeof token.raw === "string" ? e.text(token.raw) : "";
+    }
+  }
+}

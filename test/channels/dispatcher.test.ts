@@ -12,7 +12,7 @@ import type { Harness, RunEvent } from "../../src/harness/types.js";
 import type { SupervisorOptions } from "../../src/supervisor.js";
 import { eventually, sleep, startTestGateway, type TestGateway } from "../contract/gateway.js";
 import { LoopbackWorld } from "../fakes/loopback.js";
-import { contentText, lastUserText, type MockModel, startMockModel } from "../fakes/openai.js";
+import { type ChatCompletionRequest, contentText, lastUserText, type MockModel, startMockModel } from "../fakes/openai.js";
 
 let running: TestGateway[] = [];
 let models: MockModel[] = [];
@@ -45,6 +45,20 @@ const texts = (world: LoopbackWorld, chatId = "dm1") => world.botMessages(chatId
 const userTexts = (model: MockModel) =>
   model.requests.map((r) => contentText(r.messages.filter((m) => m.role === "user").at(-1)?.content));
 
+/** A model that answers "reply to <the user's text>", streamed in chunks of `chunkSize` `delayMs` apart. */
+const echoing = (chunkSize: number, delayMs: number) => (req: ChatCompletionRequest) => ({
+  text: `reply to ${contentText(req.messages.at(-1)?.content)}`,
+  chunkSize,
+  delayMs,
+});
+
+/** Starts a slow reply in conversation dm2, so (with one run slot) the next message waits. */
+async function keepOneSlotBusy(world: LoopbackWorld, gw: TestGateway, delayMs: number): Promise<void> {
+  gw.model.setDefault(echoing(2, delayMs));
+  await world.userSays("busy elsewhere", { chatId: "dm2" });
+  await eventually(() => world.botMessages("dm2").length > 0);
+}
+
 describe("dispatcher", () => {
   it("runs an event delivered three times exactly once, also across a restart", async () => {
     const world = new LoopbackWorld();
@@ -65,7 +79,7 @@ describe("dispatcher", () => {
   it("answers two messages of one conversation in order, never at once; other conversations run in parallel", async () => {
     const world = new LoopbackWorld();
     const gw = await boot(world);
-    gw.model.setDefault((req) => ({ text: `reply to ${contentText(req.messages.at(-1)?.content)}`, chunkSize: 4, delayMs: 30 }));
+    gw.model.setDefault(echoing(4, 30));
     await world.userSays("one");
     await world.userSays("two");
     await world.userSays("three", { chatId: "dm2" });
@@ -386,13 +400,7 @@ describe("dispatcher", () => {
   it("a message waiting for a run slot shows the typing indicator while it waits", async () => {
     const world = new LoopbackWorld();
     const gw = await boot(world, { gateway: { max_concurrent_runs: 1, typing_delay_ms: 100 } });
-    gw.model.setDefault((req) => ({
-      text: `reply to ${contentText(req.messages.at(-1)?.content)}`,
-      chunkSize: 2,
-      delayMs: 80,
-    }));
-    await world.userSays("busy elsewhere", { chatId: "dm2" });
-    await eventually(() => world.botMessages("dm2").length > 0);
+    await keepOneSlotBusy(world, gw, 80);
     await world.userSays("wait for me", { chatId: "dm3" });
     await eventually(() => world.typing.some((t) => t.chatId === "dm3"), 3_000, "typing in the waiting conversation");
     // Its run has not started: the model has seen only the first message.
@@ -405,13 +413,7 @@ describe("dispatcher", () => {
   it("/stop also stops a message that is waiting for a free run slot", async () => {
     const world = new LoopbackWorld();
     const gw = await boot(world, { gateway: { max_concurrent_runs: 1 } });
-    gw.model.setDefault((req) => ({
-      text: `reply to ${contentText(req.messages.at(-1)?.content)}`,
-      chunkSize: 2,
-      delayMs: 25,
-    }));
-    await world.userSays("busy elsewhere", { chatId: "dm2" });
-    await eventually(() => world.botMessages("dm2").length > 0);
+    await keepOneSlotBusy(world, gw, 25);
     await world.userSays("wait for me");
     await world.userSays("/stop");
     await eventually(() => texts(world, "dm2").includes("reply to busy elsewhere"), 15_000);

@@ -13,7 +13,7 @@
  * `degraded(reason)` as its connection comes and goes, and `noteError` for the last platform error.
  */
 import { ChannelError, errorMessage } from "../errors.js";
-import type { ChannelState, ChannelStatus } from "./types.js";
+import type { Channel, ChannelState, ChannelStatus, InboundSink } from "./types.js";
 
 /** What `open` may say about the connection it made. */
 export interface OpenResult {
@@ -146,4 +146,41 @@ export class ChannelLifecycle {
   private stoppedError(): ChannelError {
     return new ChannelError(this.channel, "stopped", "the channel was stopped before it finished starting");
   }
+}
+
+/**
+ * The base of an adapter whose start, stop and status are a {@link ChannelLifecycle}: it writes
+ * `open(sink, signal)` and an idempotent `close()`, and reports to `this.life` as its connection
+ * comes and goes.
+ */
+export abstract class LifecycleChannel implements Pick<Channel, "name" | "start" | "stop" | "status"> {
+  /** The channel's instance name, the prefix of its conversation keys. */
+  readonly name: string;
+  protected readonly life: ChannelLifecycle;
+
+  constructor(name: string, mode: string) {
+    this.name = name;
+    this.life = new ChannelLifecycle(name, mode);
+  }
+
+  start(sink: InboundSink): Promise<void> {
+    return this.life.start(
+      (signal) => this.open(sink, signal),
+      () => this.close(),
+    );
+  }
+
+  stop(): Promise<void> {
+    return this.life.stop(() => this.close());
+  }
+
+  status(): ChannelStatus {
+    return this.life.status();
+  }
+
+  /** Connects (or mounts the webhook); a stop meanwhile aborts `signal`. */
+  protected abstract open(sink: InboundSink, signal: AbortSignal): Promise<OpenResult | undefined> | Promise<void>;
+
+  /** Releases everything `open` may have made; runs again when an aborted `open` returns. */
+  protected abstract close(): Promise<void>;
 }

@@ -47,11 +47,14 @@ describe("status page", () => {
       expect(denied?.status()).toBe(401);
       const res = await page.goto(`${gw.url}/?token=page-token`);
       expect(res?.status()).toBe(200);
-      const state = (name: string) => page.locator(`tr[data-channel="${name}"] .state`).innerText();
+      // textContent reads the DOM; isVisible is the rendered page's part (what innerText implied).
+      const state = (name: string) => page.locator(`tr[data-channel="${name}"] .state`).textContent();
       expect(await state("telegram_ok")).toBe("running");
       expect(await state("slack_broken")).toBe("failed");
       expect(await state("feishu_off")).toBe("disabled");
-      expect(await page.locator('tr[data-channel="slack_broken"]').innerText()).toContain("invalid token");
+      const reason = page.locator('tr[data-channel="slack_broken"] .reason');
+      expect(await reason.isVisible()).toBe(true);
+      expect(await reason.textContent()).toContain("invalid token");
       const dir = path.join(ROOT, "artifacts");
       mkdirSync(dir, { recursive: true });
       await page.screenshot({ path: path.join(dir, "status-page.png"), fullPage: true });

@@ -9,13 +9,12 @@ import { ChannelError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { HttpError, readBody, sendJson } from "../../server/http.js";
 import { accessRulesFrom } from "../access.js";
-import { ChannelLifecycle } from "../lifecycle.js";
+import { LifecycleChannel } from "../lifecycle.js";
 import type {
   AccessRules,
   Channel,
   ChannelCapabilities,
   ChannelContext,
-  ChannelStatus,
   ConversationRef,
   HttpMount,
   InboundMessage,
@@ -30,7 +29,6 @@ import { DingTalkApi } from "./api.js";
 import { CardApi, FLOW } from "./card.js";
 import { CardStream } from "./card-stream.js";
 import { DINGTALK_RENAMES, DingTalkChannelConfig } from "./config.js";
-import { dingtalkEmitter } from "./format.js";
 import {
   type CardCallback,
   cardClickToInbound,
@@ -44,16 +42,15 @@ import { AntlerStreamClient } from "./stream-client.js";
 
 export { DingTalkChannelConfig } from "./config.js";
 
-/** Longest reply per message, in characters of DingTalk markdown (as converted): 15 KB of msgParam holds ~4,000 CJK characters. */
+/** Longest reply per message, in characters of Markdown: 15 KB of msgParam holds ~4,000 CJK characters with room for markup. */
 const MAX_TEXT = 4000;
 /** Cards remembered for clicks (their conversation ref, with the sessionWebhook). */
 const MAX_REMEMBERED_CARDS = 500;
 
-export class DingTalkChannel implements Channel {
+export class DingTalkChannel extends LifecycleChannel implements Channel {
   static readonly configSchema = DingTalkChannelConfig;
   static readonly configRenames = DINGTALK_RENAMES;
 
-  readonly name: string;
   readonly capabilities: ChannelCapabilities;
   readonly access: AccessRules;
   readonly streamLimits?: NativeStreamLimits;
@@ -64,13 +61,12 @@ export class DingTalkChannel implements Channel {
   private cards: CardApi | undefined;
   private client: AntlerStreamClient | undefined;
   private sink: InboundSink | undefined;
-  private readonly life: ChannelLifecycle;
   private readonly cardRefs = new Map<string, ConversationRef>();
 
   constructor(ctx: ChannelContext<DingTalkChannelConfig>) {
-    this.name = ctx.name;
-    this.config = DingTalkChannelConfig.parse(ctx.config);
-    this.life = new ChannelLifecycle(this.name, this.config.mode);
+    const config = DingTalkChannelConfig.parse(ctx.config);
+    super(ctx.name, config.mode);
+    this.config = config;
     this.logger = ctx.logger;
     this.http = ctx.http;
     this.access = accessRulesFrom(this.config);
@@ -82,28 +78,13 @@ export class DingTalkChannel implements Channel {
       // Clicks come back only over the stream connection (HTTP mode would need a registered callback route).
       buttons: cards && Boolean(this.config.card_buttons_key) && this.config.mode === "stream",
       threads: false,
-      markdown: dingtalkEmitter,
+      markdown: "dingtalk-md",
     };
     if (cards) this.streamLimits = { maxTextLength: MAX_TEXT, maxDurationMs: 30 * 60_000 };
   }
 
-  start(sink: InboundSink): Promise<void> {
-    return this.life.start(
-      (signal) => this.open(sink, signal),
-      () => this.close(),
-    );
-  }
-
-  stop(): Promise<void> {
-    return this.life.stop(() => this.close());
-  }
-
-  status(): ChannelStatus {
-    return this.life.status();
-  }
-
   /** Connects the stream (or mounts the callback route); a stop meanwhile aborts `signal`. */
-  private async open(sink: InboundSink, signal: AbortSignal): Promise<void> {
+  protected async open(sink: InboundSink, signal: AbortSignal): Promise<void> {
     this.sink = sink;
     this.api = this.makeApi();
     this.cards = this.makeCards(this.api);
@@ -112,7 +93,7 @@ export class DingTalkChannel implements Channel {
   }
 
   /** Closes the stream and takes the route down; safe to call more than once. */
-  private async close(): Promise<void> {
+  protected async close(): Promise<void> {
     this.client?.stop();
     this.client = undefined;
     this.http.unroute();
@@ -205,6 +186,15 @@ export class DingTalkChannel implements Channel {
   }
 
   private async connectStream(signal: AbortSignal): Promise<void> {
+    const client = this.streamClient();
+    this.client = client;
+    await client.getEndpoint();
+    if (signal.aborted) return;
+    await client._connect();
+  }
+
+  /** A stream client subscribed to robot messages, and to card clicks when cards carry buttons. */
+  private streamClient(): AntlerStreamClient {
     const topics = [TOPIC_ROBOT, ...(this.capabilities.buttons ? [TOPIC_CARD] : [])];
     const client = new AntlerStreamClient({
       channel: this.name,
@@ -217,14 +207,11 @@ export class DingTalkChannel implements Channel {
         else this.life.degraded("the stream connection dropped; reconnecting");
       },
     });
-    this.client = client;
     client.registerCallbackListener(TOPIC_ROBOT, (frame) => void this.onFrame(frame, (data) => this.fromRobot(data)));
     if (this.capabilities.buttons) {
       client.registerCallbackListener(TOPIC_CARD, (frame) => void this.onFrame(frame, (data) => this.fromCard(frame, data)));
     }
-    await client.getEndpoint();
-    if (signal.aborted) return;
-    await client._connect();
+    return client;
   }
 
   /** Hands one CALLBACK frame to the core, then acks it; a frame the core could not take stays unacked. */

@@ -8,13 +8,12 @@ import { ChannelError, PlatformAuthError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { accessRulesFrom, isAllowedUser } from "../access.js";
 import { ClickHolds } from "../click-holds.js";
-import { ChannelLifecycle, type OpenResult } from "../lifecycle.js";
+import { LifecycleChannel, type OpenResult } from "../lifecycle.js";
 import type {
   AccessRules,
   Channel,
   ChannelCapabilities,
   ChannelContext,
-  ChannelStatus,
   ConversationRef,
   InboundMessage,
   InboundSink,
@@ -28,7 +27,6 @@ import { FeishuApi } from "./api.js";
 import { CardKitStream, CardSequences } from "./cardkit.js";
 import { readButtonValue } from "./cards.js";
 import { FEISHU_RENAMES, FeishuChannelConfig } from "./config.js";
-import { feishuEmitter } from "./format.js";
 import { type CardActionEvent, type MessageEvent, translateClick, translateMessage } from "./inbound.js";
 import { LongConnection } from "./long-connection.js";
 import { FeishuOutbound } from "./outbound.js";
@@ -38,7 +36,7 @@ import { feishuWebhookHandler } from "./webhook.js";
 
 export { FeishuChannelConfig } from "./config.js";
 
-/** Card markdown of one card (as converted); a card must stay under 30 KB even when every character takes 3 bytes. */
+/** Text of one card; a card must stay under 30 KB even when every character takes 3 bytes. */
 const MAX_CARD_TEXT = 9000;
 /** Streaming mode closes itself after 10 minutes; rotate to a new card before that. */
 const MAX_STREAM_MS = 9 * 60_000;
@@ -46,11 +44,10 @@ const TYPING_EMOJI = "Typing";
 /** How long a click's callback waits for the core's verdict; Feishu wants the answer within 3 s. */
 const CLICK_HOLD_MS = 2000;
 
-export class FeishuChannel implements Channel {
+export class FeishuChannel extends LifecycleChannel implements Channel {
   static readonly configSchema = FeishuChannelConfig;
   static readonly configRenames = FEISHU_RENAMES;
 
-  readonly name: string;
   readonly capabilities: ChannelCapabilities;
   readonly streamLimits: NativeStreamLimits = { maxTextLength: MAX_CARD_TEXT, maxDurationMs: MAX_STREAM_MS };
   readonly access: AccessRules;
@@ -69,45 +66,29 @@ export class FeishuChannel implements Channel {
   private outbound: FeishuOutbound | undefined;
   private connection: LongConnection | undefined;
   private botOpenId = "";
-  private readonly life: ChannelLifecycle;
 
   constructor(ctx: ChannelContext<FeishuChannelConfig>) {
+    const config = FeishuChannelConfig.parse(ctx.config ?? {});
+    super(ctx.name, config.mode);
     this.ctx = ctx;
-    this.name = ctx.name;
-    this.config = FeishuChannelConfig.parse(ctx.config ?? {});
+    this.config = config;
     this.logger = ctx.logger;
     this.access = accessRulesFrom(this.config);
-    this.life = new ChannelLifecycle(this.name, this.config.mode);
     this.capabilities = {
       maxTextLength: MAX_CARD_TEXT,
       minEditIntervalMs: this.config.edit_interval_ms,
       edits: true,
       buttons: true,
       threads: true,
-      markdown: feishuEmitter,
+      markdown: "feishu-md",
       maxButtons: 10,
       // The reaction stays until typingDone removes it; repeating it is a no-op.
       typingIntervalMs: 60_000,
     };
   }
 
-  start(sink: InboundSink): Promise<void> {
-    return this.life.start(
-      (signal) => this.open(sink, signal),
-      () => this.close(),
-    );
-  }
-
-  stop(): Promise<void> {
-    return this.life.stop(() => this.close());
-  }
-
-  status(): ChannelStatus {
-    return this.life.status();
-  }
-
   /** Learns the bot's open_id, then mounts the webhook or opens the long connection. */
-  private async open(sink: InboundSink, signal: AbortSignal): Promise<OpenResult | undefined> {
+  protected async open(sink: InboundSink, signal: AbortSignal): Promise<OpenResult | undefined> {
     const api = this.ensureApi();
     if (this.config.mode === "websocket") this.checkAppIdForm();
     const bot = await api.botInfo();
@@ -118,13 +99,11 @@ export class FeishuChannel implements Channel {
       this.mountWebhook(dispatcher);
       return undefined;
     }
-    await this.connect(dispatcher);
-    const reason = this.connection?.reason;
-    return this.connection && !this.connection.connected && reason ? { degraded: reason } : undefined;
+    return this.connect(dispatcher);
   }
 
   /** Closes the long connection and takes the route down; safe to call more than once. */
-  private async close(): Promise<void> {
+  protected async close(): Promise<void> {
     this.connection?.close();
     this.connection = undefined;
     this.ctx.http.unroute();
@@ -254,9 +233,10 @@ export class FeishuChannel implements Channel {
     mountWebhook(this.ctx.http, this.name, handler);
   }
 
-  private async connect(dispatcher: lark.EventDispatcher): Promise<void> {
+  /** Opens the long connection; still retrying after the wait for it, the channel starts degraded. */
+  private async connect(dispatcher: lark.EventDispatcher): Promise<OpenResult | undefined> {
     const { appId, appSecret } = this.credentials();
-    this.connection = new LongConnection({
+    const connection = new LongConnection({
       appId,
       appSecret,
       domain: this.domainValue(),
@@ -264,7 +244,9 @@ export class FeishuChannel implements Channel {
       onError: (err) => this.noteError(err),
       onState: (up, reason) => (up ? this.life.connected() : this.life.degraded(reason ?? "the long connection is down")),
     });
-    await this.connection.start(dispatcher);
+    this.connection = connection;
+    await connection.start(dispatcher);
+    return !connection.connected && connection.reason ? { degraded: connection.reason } : undefined;
   }
 
   /** The SDK's long connection silently does nothing for any other form, so say it up front. */

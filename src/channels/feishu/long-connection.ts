@@ -38,7 +38,6 @@ export class LongConnection {
    * (status says so); rejects when the platform refuses the connection for good.
    */
   start(dispatcher: lark.EventDispatcher): Promise<void> {
-    const { appId, appSecret, domain, logger } = this.options;
     return new Promise<void>((resolve, reject) => {
       let settled = false;
       const settle = (err?: Error) => {
@@ -51,44 +50,50 @@ export class LongConnection {
       };
       this.abortStart = settle;
       this.timer = setTimeout(() => {
-        this.reason = "the long connection is not up yet; the SDK keeps retrying";
-        logger.warn(this.reason);
-        this.options.onState?.(false, this.reason);
+        this.down("the long connection is not up yet; the SDK keeps retrying");
         settle();
       }, this.options.readyTimeoutMs ?? 15_000);
-      this.client = new lark.WSClient({
-        appId,
-        appSecret,
-        domain,
-        logger: sdkLogger(logger),
-        loggerLevel: lark.LoggerLevel.info,
-        autoReconnect: true,
-        handshakeTimeoutMs: 10_000,
-        onReady: () => {
-          this.reason = undefined;
-          logger.info("feishu long connection ready");
-          this.options.onState?.(true);
-          settle();
-        },
-        onReconnecting: () => {
-          this.reason = "the long connection dropped; reconnecting";
-          logger.warn(this.reason);
-          this.options.onState?.(false, this.reason);
-        },
-        onReconnected: () => {
-          this.reason = undefined;
-          logger.info("feishu long connection back");
-          this.options.onState?.(true);
-        },
-        onError: (err: Error) => {
-          this.reason = `long connection failed: ${errorMessage(err)}`;
-          this.options.onError(new Error(this.reason));
-          this.options.onState?.(false, this.reason);
-          settle(new Error(this.reason));
-        },
-      });
+      this.client = this.createClient(settle);
       void this.client.start({ eventDispatcher: dispatcher });
     });
+  }
+
+  /** The SDK's client, reconnecting by itself; its first connection (or a refusal) settles `start`. */
+  private createClient(settle: (err?: Error) => void): lark.WSClient {
+    const { appId, appSecret, domain, logger } = this.options;
+    return new lark.WSClient({
+      appId,
+      appSecret,
+      domain,
+      logger: sdkLogger(logger),
+      loggerLevel: lark.LoggerLevel.info,
+      autoReconnect: true,
+      handshakeTimeoutMs: 10_000,
+      onReady: () => {
+        this.up("feishu long connection ready");
+        settle();
+      },
+      onReconnecting: () => this.down("the long connection dropped; reconnecting"),
+      onReconnected: () => this.up("feishu long connection back"),
+      onError: (err: Error) => {
+        this.reason = `long connection failed: ${errorMessage(err)}`;
+        this.options.onError(new Error(this.reason));
+        this.options.onState?.(false, this.reason);
+        settle(new Error(this.reason));
+      },
+    });
+  }
+
+  private up(message: string): void {
+    this.reason = undefined;
+    this.options.logger.info(message);
+    this.options.onState?.(true);
+  }
+
+  private down(reason: string): void {
+    this.reason = reason;
+    this.options.logger.warn(reason);
+    this.options.onState?.(false, reason);
   }
 
   close(): void {

@@ -6,13 +6,12 @@ import { App, type Receiver, webApi } from "@slack/bolt";
 import { ChannelError, errorMessage, PlatformAuthError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { accessRulesFrom } from "../access.js";
-import { ChannelLifecycle } from "../lifecycle.js";
+import { LifecycleChannel } from "../lifecycle.js";
 import type {
   AccessRules,
   Channel,
   ChannelCapabilities,
   ChannelContext,
-  ChannelStatus,
   ConversationRef,
   InboundMessage,
   InboundSink,
@@ -23,7 +22,7 @@ import type {
 } from "../types.js";
 import { MAX_BUTTONS, questionBlocks } from "./blocks.js";
 import { SLACK_RENAMES, SlackChannelConfig } from "./config.js";
-import { slackEmitter, toMrkdwn } from "./format.js";
+import { toMrkdwn } from "./format.js";
 import { SlackHttpReceiver } from "./http-receiver.js";
 import {
   ACTION_PREFIX,
@@ -50,6 +49,13 @@ type WebClient = InstanceType<typeof webApi.WebClient>;
  */
 export const SLACK_EVENTS_ALIAS = "/slack/events";
 
+/** The bot token, and the app token (Socket Mode) or the signing secret (webhook). */
+interface Credentials {
+  botToken: string;
+  appToken?: string;
+  signingSecret?: string;
+}
+
 /** Who the bot is, from auth.test. */
 interface BotIdentity {
   userId: string;
@@ -58,11 +64,10 @@ interface BotIdentity {
   name: string;
 }
 
-export class SlackChannel implements Channel {
+export class SlackChannel extends LifecycleChannel implements Channel {
   static readonly configSchema = SlackChannelConfig;
   static readonly configRenames = SLACK_RENAMES;
 
-  readonly name: string;
   readonly capabilities: ChannelCapabilities;
   readonly access: AccessRules;
   /** Slack streams expire after about 5 minutes; the core rotates to a new message before that. */
@@ -74,10 +79,9 @@ export class SlackChannel implements Channel {
   private readonly threads = new ThreadMemory();
   private app: App | undefined;
   private bot: BotIdentity | undefined;
-  private readonly life: ChannelLifecycle;
 
   constructor(private readonly ctx: ChannelContext<SlackChannelConfig>) {
-    this.name = ctx.name;
+    super(ctx.name, ctx.config.mode);
     this.config = ctx.config;
     this.logger = ctx.logger;
     this.access = accessRulesFrom({
@@ -87,18 +91,17 @@ export class SlackChannel implements Channel {
       approvers: this.config.approvers,
     });
     this.capabilities = {
-      // chat.update refuses text over 4,000 characters; the core counts the mrkdwn, escapes included.
-      maxTextLength: 4000,
+      // chat.update refuses text over 4,000 characters; leave room for mrkdwn escapes.
+      maxTextLength: 3500,
       minEditIntervalMs: this.config.edit_interval_ms,
       edits: true,
       buttons: true,
       threads: true,
-      markdown: slackEmitter,
+      markdown: "slack-mrkdwn",
       maxButtons: MAX_BUTTONS,
       // assistant.threads.setStatus lasts up to 2 minutes; refresh well before.
       typingIntervalMs: 30_000,
     };
-    this.life = new ChannelLifecycle(this.name, this.config.mode);
     this.web = new webApi.WebClient(this.config.bot_token ?? "", {
       slackApiUrl: this.config.api_base,
       logger: slackSdkLogger(this.logger),
@@ -107,46 +110,22 @@ export class SlackChannel implements Channel {
     });
   }
 
-  start(sink: InboundSink): Promise<void> {
-    return this.life.start(
-      (signal) => this.open(sink, signal),
-      () => this.close(),
-    );
-  }
-
-  stop(): Promise<void> {
-    return this.life.stop(() => this.close());
-  }
-
-  status(): ChannelStatus {
-    return this.life.status();
-  }
-
   /** Identifies the bot, then brings Bolt up on Socket Mode or on the webhook route. */
-  private async open(sink: InboundSink, signal: AbortSignal): Promise<void> {
+  protected async open(sink: InboundSink, signal: AbortSignal): Promise<void> {
     const credentials = this.requireCredentials();
     this.bot = await this.identify();
     if (signal.aborted) return;
-    const app = new App({
-      token: credentials.botToken,
-      botId: this.bot.botId,
-      botUserId: this.bot.userId,
-      receiver: this.createReceiver(credentials),
-      logger: slackSdkLogger(this.logger),
-      clientOptions: { slackApiUrl: this.config.api_base, retryConfig: { retries: 0 } },
-    });
+    const app = this.createApp(credentials, this.bot);
     this.app = app;
     this.listen(app, sink);
-    try {
-      await app.start();
-    } catch (err) {
+    await app.start().catch((err: unknown) => {
       throw this.receiverError(err);
-    }
+    });
     this.logger.info({ mode: this.config.mode, bot: this.bot.userId }, "slack channel started");
   }
 
   /** Stops Bolt (its socket or its route); safe to call more than once. */
-  private async close(): Promise<void> {
+  protected async close(): Promise<void> {
     const app = this.app;
     this.app = undefined;
     try {
@@ -257,7 +236,7 @@ export class SlackChannel implements Channel {
     return `bot @${bot.name} (${bot.userId}) in team ${bot.teamId}, ${this.config.mode} mode`;
   }
 
-  private requireCredentials(): { botToken: string; appToken?: string; signingSecret?: string } {
+  private requireCredentials(): Credentials {
     const missing = (key: string, env: string) =>
       new ChannelError(
         this.name,
@@ -286,7 +265,19 @@ export class SlackChannel implements Channel {
     };
   }
 
-  private createReceiver(credentials: { appToken?: string; signingSecret?: string }): Receiver {
+  /** Bolt for `bot`, receiving over Socket Mode or the webhook route as the credentials say. */
+  private createApp(credentials: Credentials, bot: BotIdentity): App {
+    return new App({
+      token: credentials.botToken,
+      botId: bot.botId,
+      botUserId: bot.userId,
+      receiver: this.createReceiver(credentials),
+      logger: slackSdkLogger(this.logger),
+      clientOptions: { slackApiUrl: this.config.api_base, retryConfig: { retries: 0 } },
+    });
+  }
+
+  private createReceiver(credentials: Credentials): Receiver {
     if (credentials.signingSecret) {
       return new SlackHttpReceiver({
         signingSecret: credentials.signingSecret,

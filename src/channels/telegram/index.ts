@@ -10,13 +10,12 @@ import { ChannelError, errorMessage } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { HttpError, readJson } from "../../server/http.js";
 import { accessRulesFrom, isAllowedUser } from "../access.js";
-import { ChannelLifecycle } from "../lifecycle.js";
+import { LifecycleChannel } from "../lifecycle.js";
 import type {
   AccessRules,
   Channel,
   ChannelCapabilities,
   ChannelContext,
-  ChannelStatus,
   ConversationRef,
   HttpMount,
   InboundMessage,
@@ -28,7 +27,7 @@ import { mountWebhook, webhookPath } from "../webhook-route.js";
 import { callbackDataBytes, encodeCallbackData, MAX_CALLBACK_BYTES } from "./callback-data.js";
 import { ClickAnswers } from "./clicks.js";
 import { DEFAULT_EDIT_INTERVAL_MS, TELEGRAM_RENAMES, TelegramChannelConfig } from "./config.js";
-import { escapeHtml, telegramEmitter, toPlainText, toTelegramHtml } from "./format.js";
+import { escapeHtml, toPlainText, toTelegramHtml } from "./format.js";
 import { type BotIdentity, type TgUpdate, translateUpdate } from "./inbound.js";
 import { isParseError, mapTelegramError } from "./map-error.js";
 import { Poller } from "./polling.js";
@@ -41,11 +40,10 @@ const NOT_ALLOWED_TOAST = "You are not allowed to answer this question.";
 
 type Keyboard = InlineKeyboardButton.CallbackButton[][];
 
-export class TelegramChannel implements Channel {
+export class TelegramChannel extends LifecycleChannel implements Channel {
   static readonly configSchema = TelegramChannelConfig;
   static readonly configRenames = TELEGRAM_RENAMES;
 
-  readonly name: string;
   readonly capabilities: ChannelCapabilities;
   readonly access: AccessRules;
 
@@ -58,11 +56,10 @@ export class TelegramChannel implements Channel {
   private poller: Poller | undefined;
   /** Webhook responses by update object, so a failed handler can answer 500 and get a redelivery. */
   private readonly responses = new WeakMap<object, ServerResponse>();
-  private readonly life: ChannelLifecycle;
   private readonly clicks: ClickAnswers;
 
   constructor(ctx: ChannelContext<TelegramChannelConfig>) {
-    this.name = ctx.name;
+    super(ctx.name, ctx.config.mode);
     this.config = ctx.config;
     this.logger = ctx.logger;
     this.http = ctx.http;
@@ -73,56 +70,27 @@ export class TelegramChannel implements Channel {
       edits: true,
       buttons: true,
       threads: true,
-      markdown: telegramEmitter,
+      markdown: "telegram-html",
       maxButtons: 10,
       typingIntervalMs: 4500,
     };
-    this.life = new ChannelLifecycle(this.name, ctx.config.mode);
     this.clicks = new ClickAnswers(this.name, () => this.telegram(), this.logger);
   }
 
-  start(sink: InboundSink): Promise<void> {
-    return this.life.start(
-      (signal) => this.open(sink, signal),
-      () => this.close(),
-    );
-  }
-
-  stop(): Promise<void> {
-    return this.life.stop(() => this.close());
-  }
-
   /** Identifies the bot, then polls or sets the webhook; a stop meanwhile aborts `signal`. */
-  private async open(sink: InboundSink, signal: AbortSignal): Promise<void> {
+  protected async open(sink: InboundSink, signal: AbortSignal): Promise<void> {
     this.sink = sink;
     const bot = this.createBot();
-    try {
-      const me = await bot.telegram.getMe();
-      bot.botInfo = me;
-      this.identity = { id: me.id, username: me.username };
-    } catch (err) {
-      throw mapTelegramError(this.name, err, "getMe");
-    }
+    this.identity = await this.identify(bot);
     if (signal.aborted) return;
-    bot.catch((err, ctx) => {
-      const res = this.responses.get(ctx.update);
-      if (res && !res.headersSent) res.statusCode = 500;
-      throw err;
-    });
-    bot.use((ctx) => this.onUpdate(ctx.update as unknown as TgUpdate));
+    this.handleUpdates(bot);
     this.bot = bot;
-    const webhook = this.config.mode === "webhook";
-    try {
-      if (webhook) await this.startWebhook(bot);
-      else await this.startPolling(bot);
-    } catch (err) {
-      throw mapTelegramError(this.name, err, webhook ? "setWebhook" : "deleteWebhook");
-    }
+    await this.startTransport(bot);
     this.logger.info({ channel: this.name, mode: this.config.mode, bot: this.identity.username }, "telegram channel started");
   }
 
   /** Releases the poller, the route and held clicks; safe to call more than once. */
-  private async close(): Promise<void> {
+  protected async close(): Promise<void> {
     const poller = this.poller;
     this.poller = undefined;
     this.http.unroute();
@@ -134,10 +102,6 @@ export class TelegramChannel implements Channel {
   /** Answers a click held open for the core: `notice` shows as an alert to the clicker alone. */
   answerAction(msg: InboundMessage, notice?: string): Promise<boolean> {
     return this.clicks.answerAction(msg, notice);
-  }
-
-  status(): ChannelStatus {
-    return this.life.status();
   }
 
   async send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {
@@ -214,6 +178,37 @@ export class TelegramChannel implements Channel {
   }
 
   // ---- transports ----
+
+  /** getMe: who the bot is (telegraf needs it to read commands and mentions). */
+  private async identify(bot: Telegraf): Promise<BotIdentity> {
+    try {
+      const me = await bot.telegram.getMe();
+      bot.botInfo = me;
+      return { id: me.id, username: me.username };
+    } catch (err) {
+      throw mapTelegramError(this.name, err, "getMe");
+    }
+  }
+
+  /** Every update goes to `onUpdate`; one it fails on answers its webhook request with 500, so Telegram sends it again. */
+  private handleUpdates(bot: Telegraf): void {
+    bot.catch((err, ctx) => {
+      const res = this.responses.get(ctx.update);
+      if (res && !res.headersSent) res.statusCode = 500;
+      throw err;
+    });
+    bot.use((ctx) => this.onUpdate(ctx.update as unknown as TgUpdate));
+  }
+
+  private async startTransport(bot: Telegraf): Promise<void> {
+    const webhook = this.config.mode === "webhook";
+    try {
+      if (webhook) await this.startWebhook(bot);
+      else await this.startPolling(bot);
+    } catch (err) {
+      throw mapTelegramError(this.name, err, webhook ? "setWebhook" : "deleteWebhook");
+    }
+  }
 
   private async startPolling(bot: Telegraf): Promise<void> {
     await bot.telegram.deleteWebhook({ drop_pending_updates: false });

@@ -29,6 +29,7 @@ import { DingTalkApi } from "./api.js";
 import { CardApi, FLOW } from "./card.js";
 import { CardStream } from "./card-stream.js";
 import { DINGTALK_RENAMES, DingTalkChannelConfig } from "./config.js";
+import { dingtalkEmitter } from "./format.js";
 import {
   type CardCallback,
   cardClickToInbound,
@@ -42,7 +43,7 @@ import { AntlerStreamClient } from "./stream-client.js";
 
 export { DingTalkChannelConfig } from "./config.js";
 
-/** Longest reply per message, in characters of Markdown: 15 KB of msgParam holds ~4,000 CJK characters with room for markup. */
+/** Longest reply per message, in characters of DingTalk markdown (as converted): 15 KB of msgParam holds ~4,000 CJK characters. */
 const MAX_TEXT = 4000;
 /** Cards remembered for clicks (their conversation ref, with the sessionWebhook). */
 const MAX_REMEMBERED_CARDS = 500;
@@ -78,7 +79,7 @@ export class DingTalkChannel extends LifecycleChannel implements Channel {
       // Clicks come back only over the stream connection (HTTP mode would need a registered callback route).
       buttons: cards && Boolean(this.config.card_buttons_key) && this.config.mode === "stream",
       threads: false,
-      markdown: "dingtalk-md",
+      markdown: dingtalkEmitter,
     };
     if (cards) this.streamLimits = { maxTextLength: MAX_TEXT, maxDurationMs: 30 * 60_000 };
   }

@@ -27,6 +27,7 @@ import { FeishuApi } from "./api.js";
 import { CardKitStream, CardSequences } from "./cardkit.js";
 import { readButtonValue } from "./cards.js";
 import { FEISHU_RENAMES, FeishuChannelConfig } from "./config.js";
+import { feishuEmitter } from "./format.js";
 import { type CardActionEvent, type MessageEvent, translateClick, translateMessage } from "./inbound.js";
 import { LongConnection } from "./long-connection.js";
 import { FeishuOutbound } from "./outbound.js";
@@ -36,7 +37,7 @@ import { feishuWebhookHandler } from "./webhook.js";
 
 export { FeishuChannelConfig } from "./config.js";
 
-/** Text of one card; a card must stay under 30 KB even when every character takes 3 bytes. */
+/** Card markdown of one card (as converted); a card must stay under 30 KB even when every character takes 3 bytes. */
 const MAX_CARD_TEXT = 9000;
 /** Streaming mode closes itself after 10 minutes; rotate to a new card before that. */
 const MAX_STREAM_MS = 9 * 60_000;
@@ -80,7 +81,7 @@ export class FeishuChannel extends LifecycleChannel implements Channel {
       edits: true,
       buttons: true,
       threads: true,
-      markdown: "feishu-md",
+      markdown: feishuEmitter,
       maxButtons: 10,
       // The reaction stays until typingDone removes it; repeating it is a no-op.
       typingIntervalMs: 60_000,

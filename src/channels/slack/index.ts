@@ -22,7 +22,7 @@ import type {
 } from "../types.js";
 import { MAX_BUTTONS, questionBlocks } from "./blocks.js";
 import { SLACK_RENAMES, SlackChannelConfig } from "./config.js";
-import { toMrkdwn } from "./format.js";
+import { slackEmitter, toMrkdwn } from "./format.js";
 import { SlackHttpReceiver } from "./http-receiver.js";
 import {
   ACTION_PREFIX,
@@ -91,13 +91,13 @@ export class SlackChannel extends LifecycleChannel implements Channel {
       approvers: this.config.approvers,
     });
     this.capabilities = {
-      // chat.update refuses text over 4,000 characters; leave room for mrkdwn escapes.
-      maxTextLength: 3500,
+      // chat.update refuses text over 4,000 characters; the core counts the mrkdwn, escapes included.
+      maxTextLength: 4000,
       minEditIntervalMs: this.config.edit_interval_ms,
       edits: true,
       buttons: true,
       threads: true,
-      markdown: "slack-mrkdwn",
+      markdown: slackEmitter,
       maxButtons: MAX_BUTTONS,
       // assistant.threads.setStatus lasts up to 2 minutes; refresh well before.
       typingIntervalMs: 30_000,

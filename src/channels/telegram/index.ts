@@ -27,7 +27,7 @@ import { mountWebhook, webhookPath } from "../webhook-route.js";
 import { callbackDataBytes, encodeCallbackData, MAX_CALLBACK_BYTES } from "./callback-data.js";
 import { ClickAnswers } from "./clicks.js";
 import { DEFAULT_EDIT_INTERVAL_MS, TELEGRAM_RENAMES, TelegramChannelConfig } from "./config.js";
-import { escapeHtml, toPlainText, toTelegramHtml } from "./format.js";
+import { escapeHtml, telegramEmitter, toPlainText, toTelegramHtml } from "./format.js";
 import { type BotIdentity, type TgUpdate, translateUpdate } from "./inbound.js";
 import { isParseError, mapTelegramError } from "./map-error.js";
 import { Poller } from "./polling.js";
@@ -70,7 +70,7 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
       edits: true,
       buttons: true,
       threads: true,
-      markdown: "telegram-html",
+      markdown: telegramEmitter,
       maxButtons: 10,
       typingIntervalMs: 4500,
     };

@@ -6,6 +6,7 @@
  */
 
 export { accessConfigShape, accessRulesFrom } from "./channels/access.js";
+export { ChannelLifecycle, LifecycleChannel, type OpenResult } from "./channels/lifecycle.js";
 // Writing a channel.
 export type {
   AccessRules,

@@ -6,12 +6,11 @@
  */
 import { z } from "zod";
 import { accessConfigShape } from "../../src/channels/access.js";
-import { ChannelLifecycle } from "../../src/channels/lifecycle.js";
+import { LifecycleChannel } from "../../src/channels/lifecycle.js";
 import type {
   Channel,
   ChannelCapabilities,
   ChannelContext,
-  ChannelStatus,
   ConversationRef,
   InboundMessage,
   InboundSink,
@@ -387,12 +386,10 @@ export const LoopbackChannelConfig = z.strictObject({
 export type LoopbackChannelConfig = z.output<typeof LoopbackChannelConfig>;
 
 /** The adapter: translates core calls into world calls, like a real adapter translates into SDK calls. */
-export class LoopbackChannel implements Channel {
+export class LoopbackChannel extends LifecycleChannel implements Channel {
   static configSchema = LoopbackChannelConfig;
-  readonly name: string;
   readonly capabilities: ChannelCapabilities;
   private readonly world: LoopbackWorld;
-  private readonly life: ChannelLifecycle;
   /** Present only when the world has `nativeStream` set. */
   readonly streamLimits?: NativeStreamLimits;
   startStream?: (ref: ConversationRef) => Promise<NativeStream | undefined>;
@@ -400,8 +397,7 @@ export class LoopbackChannel implements Channel {
   answerAction?: (msg: InboundMessage, notice?: string) => Promise<boolean>;
   notifyUser?: (ref: ConversationRef, userId: string, text: string) => Promise<boolean>;
   constructor(ctx: ChannelContext<LoopbackChannelConfig>) {
-    this.name = ctx.name;
-    this.life = new ChannelLifecycle(ctx.name, "memory");
+    super(ctx.name, "memory");
     this.world = LoopbackWorld.get(ctx.config.world);
     const o = this.world.options;
     this.capabilities = {
@@ -427,17 +423,14 @@ export class LoopbackChannel implements Channel {
     }
   }
 
-  start(sink: InboundSink): Promise<void> {
-    const open = async (signal: AbortSignal) => {
-      this.world.starts++;
-      await this.world.startGate;
-      const refused = this.world.startError?.();
-      if (refused) throw refused;
-      if (signal.aborted) return;
-      this.world.attach(this, sink);
-      this.world.live.add(this);
-    };
-    return this.life.start(open, () => this.close());
+  protected async open(sink: InboundSink, signal: AbortSignal): Promise<void> {
+    this.world.starts++;
+    await this.world.startGate;
+    const refused = this.world.startError?.();
+    if (refused) throw refused;
+    if (signal.aborted) return;
+    this.world.attach(this, sink);
+    this.world.live.add(this);
   }
 
   /** The connection drops at run time (the platform went away). */
@@ -445,17 +438,9 @@ export class LoopbackChannel implements Channel {
     this.life.failed(new Error(message));
   }
 
-  stop(): Promise<void> {
-    return this.life.stop(() => this.close());
-  }
-
-  private async close(): Promise<void> {
+  protected async close(): Promise<void> {
     this.world.live.delete(this);
     this.world.attach(this, undefined);
-  }
-
-  status(): ChannelStatus {
-    return this.life.status();
   }
 
   async send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {

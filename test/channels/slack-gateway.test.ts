@@ -42,7 +42,8 @@ const REPLY = "First part of a streamed answer. Second part arrives later. Third
 describe("slack end to end", () => {
   it("answers a mention with a threaded, natively streamed reply; a thread follow-up continues it", async () => {
     const { fake, gw } = await boot("socket");
-    gw.model.enqueue({ text: REPLY, chunkSize: 8, delayMs: 25 });
+    // A model slow to start: the thread shows "is thinking…" while waiting for its first words.
+    gw.model.enqueue({ text: REPLY, chunkSize: 8, delayMs: 25, firstByteMs: 900 });
     const root = await fake.mention("first question");
     const reply = await eventually(() => fake.botMessages("C0001", root).find((m) => m.text === REPLY), 15_000, "the reply");
     expect(reply.threadId).toBe(root);

@@ -14,6 +14,7 @@ import type {
   ChannelContext,
   ChannelStatus,
   ConversationRef,
+  InboundMessage,
   InboundSink,
   MessageHandle,
   OutboundContent,
@@ -84,24 +85,7 @@ export class ConsoleChannel implements Channel {
       const text = line.trim();
       if (!text) return;
       this.last = undefined;
-      chain = chain
-        .then(() =>
-          sink({
-            channel: this.name,
-            eventId: `${this.startedAt}-${++this.seq}`,
-            ref: this.ref,
-            user: { id: user, name: user },
-            text,
-            mentioned: true,
-            sentAt: Date.now(),
-          }),
-        )
-        .catch((err: unknown) => {
-          // A terminal cannot redeliver: say the line was not taken, and keep reading the next ones.
-          this.logger.warn({ err }, "the core did not take a console line");
-          this.write(`${this.last ? "\n" : ""}${this.prefix}(not sent: ${errorMessage(err)})\n`);
-          this.last = undefined;
-        });
+      chain = chain.then(() => sink(this.message(user, text))).catch((err: unknown) => this.notTaken(err));
     });
     rl.on("close", () => {
       void chain.then(() => this.resolveClosed());
@@ -110,6 +94,26 @@ export class ConsoleChannel implements Channel {
       // The user's line ends the bot's current line on the terminal.
       if (this.last) this.io.output.write("\n");
     });
+  }
+
+  /** One typed line, from the local user, addressed to the bot. */
+  private message(user: string, text: string): InboundMessage {
+    return {
+      channel: this.name,
+      eventId: `${this.startedAt}-${++this.seq}`,
+      ref: this.ref,
+      user: { id: user, name: user },
+      text,
+      mentioned: true,
+      sentAt: Date.now(),
+    };
+  }
+
+  /** A terminal cannot redeliver: say the line was not taken, and keep reading the next ones. */
+  private notTaken(err: unknown): void {
+    this.logger.warn({ err }, "the core did not take a console line");
+    this.write(`${this.last ? "\n" : ""}${this.prefix}(not sent: ${errorMessage(err)})\n`);
+    this.last = undefined;
   }
 
   async stop(): Promise<void> {

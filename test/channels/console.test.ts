@@ -24,12 +24,16 @@ function makeConsole() {
     http: { route() {}, unroute() {} },
     baseDir: ".",
   });
-  return { channel, input };
+  let shown = "";
+  output.on("data", (chunk: Buffer) => {
+    shown += chunk.toString("utf8");
+  });
+  return { channel, input, shown: () => shown };
 }
 
 describe("console channel", () => {
   it("keeps reading lines after the core refused one, and still reports the end of input", async () => {
-    const { channel, input } = makeConsole();
+    const { channel, input, shown } = makeConsole();
     const got: InboundMessage[] = [];
     const rejections: unknown[] = [];
     const onRejection = (err: unknown) => rejections.push(err);
@@ -42,6 +46,9 @@ describe("console channel", () => {
       input.write("refused\nsecond line\n");
       await eventually(() => got.length === 1, 2_000, "the second line");
       expect(got.map((m) => m.text)).toEqual(["second line"]);
+      expect(shown(), "the refused line is reported on the terminal").toContain(
+        "bot› (not sent: the gateway is shutting down)\n",
+      );
       input.end();
       await channel.closed;
       await new Promise((r) => setImmediate(r));

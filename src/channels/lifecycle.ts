@@ -21,6 +21,9 @@ export interface OpenResult {
   degraded?: string;
 }
 
+/** Connects under `signal`; see {@link ChannelLifecycle.start}. */
+type Opener = (signal: AbortSignal) => Promise<OpenResult | undefined> | Promise<void>;
+
 type Phase = "stopped" | "starting" | "up" | "failed";
 
 export class ChannelLifecycle {
@@ -43,10 +46,7 @@ export class ChannelLifecycle {
    * Runs `open` under a fresh abort signal. `close` releases what `open` made; it must be
    * idempotent, since a stop runs it at once and again when an aborted `open` returns.
    */
-  start(
-    open: (signal: AbortSignal) => Promise<OpenResult | undefined> | Promise<void>,
-    close: () => Promise<void>,
-  ): Promise<void> {
+  start(open: Opener, close: () => Promise<void>): Promise<void> {
     if (this.starting) return this.starting;
     if (this.active) return Promise.resolve();
     const abort = new AbortController();
@@ -54,34 +54,36 @@ export class ChannelLifecycle {
     this.phase = "starting";
     this.link = undefined;
     this.failure = undefined;
-    const prior = this.previous;
-    const run = (async () => {
-      await prior.catch(() => {});
-      if (abort.signal.aborted) throw this.stoppedError();
-      try {
-        const result = await open(abort.signal);
-        if (abort.signal.aborted) throw this.stoppedError();
-        this.phase = "up";
-        if (result?.degraded) this.link = { connected: false, reason: result.degraded };
-        // What the adapter reported while opening stands (a socket may already have dropped).
-        this.link ??= { connected: true };
-      } catch (err) {
-        if (abort.signal.aborted) {
-          await close().catch(() => {});
-          throw err instanceof ChannelError && err.code === "stopped" ? err : this.stoppedError();
-        }
-        this.abort = undefined;
-        this.failed(err);
-        await close().catch(() => {});
-        throw err;
-      }
-    })();
+    const run = this.run(open, close, abort.signal, this.previous);
     this.previous = run;
     const joined: Promise<void> = run.finally(() => {
       if (this.starting === joined) this.starting = undefined;
     });
     this.starting = joined;
     return joined;
+  }
+
+  /** Waits for the previous start or stop to unwind, then opens; a failed or aborted open is released. */
+  private async run(open: Opener, close: () => Promise<void>, signal: AbortSignal, prior: Promise<unknown>): Promise<void> {
+    await prior.catch(() => {});
+    if (signal.aborted) throw this.stoppedError();
+    try {
+      const result = await open(signal);
+      if (signal.aborted) throw this.stoppedError();
+      this.phase = "up";
+      if (result?.degraded) this.link = { connected: false, reason: result.degraded };
+      // What the adapter reported while opening stands (a socket may already have dropped).
+      this.link ??= { connected: true };
+    } catch (err) {
+      if (signal.aborted) {
+        await close().catch(() => {});
+        throw err instanceof ChannelError && err.code === "stopped" ? err : this.stoppedError();
+      }
+      this.abort = undefined;
+      this.failed(err);
+      await close().catch(() => {});
+      throw err;
+    }
   }
 
   /** Aborts a start under way and releases everything; a second stop does nothing more. */

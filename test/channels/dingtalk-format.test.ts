@@ -26,10 +26,17 @@ describe("dingtalk markdown subset", () => {
     expect(toDingTalkMarkdown("run `npm test` ~~now~~ later")).toBe("run npm test now later");
   });
 
+  it("keeps escapes escaped and Markdown inside code inert", () => {
+    expect(toDingTalkMarkdown("\\[not a link\\](x)")).toBe("\\[not a link\\](x)");
+    expect(toDingTalkMarkdown("```py\n# comment\n- x\n1. y\n```")).toBe("> py:  \n> \\# comment  \n> \\- x  \n> 1\\. y");
+  });
+
   it("builds a short plain title", () => {
     expect(markdownTitle("## **Weather** today\n\nsunny")).toBe("Weather today");
     expect(markdownTitle("x".repeat(40))).toHaveLength(24);
     expect(markdownTitle("")).toBe("reply");
+    expect(markdownTitle("> - quoted item")).toBe("quoted item");
+    expect(markdownTitle(`${"x".repeat(22)}😀 more`)).toBe(`${"x".repeat(22)}…`);
   });
 });
 

@@ -23,6 +23,11 @@ describe("feishu card markdown", () => {
     expect(toCardMarkdown("| a | b |\n|---|---|\n| 1 | 2 |")).toBe("| a | b |\n| --- | --- |\n| 1 | 2 |");
   });
 
+  it("fences code with more backticks than it holds", () => {
+    expect(toCardMarkdown("````md\n```js\nx\n```\n````")).toBe("````md\n```js\nx\n```\n````");
+    expect(toCardMarkdown("`` a`b ``")).toBe("``a`b``");
+  });
+
   it("keeps backslash escapes", () => {
     expect(toCardMarkdown("2 \\* 3")).toBe("2 \\* 3");
   });

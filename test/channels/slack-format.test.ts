@@ -21,6 +21,11 @@ describe("slack mrkdwn", () => {
     expect(toMrkdwn("```ts\nif (a < b && c) {}\n```")).toBe("```\nif (a &lt; b &amp;&amp; c) {}\n```");
   });
 
+  it("links only schemes Slack links, and keeps a task's box after the bullet", () => {
+    expect(toMrkdwn("[x](javascript:alert(1)) [m](mailto:a@b.c)")).toBe("x <mailto:a@b.c|m>");
+    expect(toMrkdwn("- [ ] todo\n- [x] done")).toBe("• ☐ todo\n• ☑ done");
+  });
+
   it("leaves plain text alone", () => {
     const text = "Antler streams this reply in small pieces. Each piece arrives later.";
     expect(toMrkdwn(text)).toBe(text);

@@ -13,15 +13,17 @@ const NBSP = "\u00a0";
 
 export const dingtalkEmitter: MarkdownEmitter = {
   name: "dingtalk-md",
+  // An escaped character stays escaped: written bare, `\[x\](y)` would become a link.
+  escape: (char) => `\\${char}`,
   strong: (inner) => `**${inner}**`,
   em: (inner) => `*${inner}*`,
-  link: ({ href, label }) => `[${label}](${href})`,
+  link: ({ href, label }) => `[${label || href}](${href})`,
   image: ({ href, plainLabel }) => `![${plainLabel}](${href})`,
   br: () => BREAK,
   heading: (inner, depth) => `${"#".repeat(Math.min(depth, 6))} ${inner}`,
   code(code, lang) {
     const label = lang ? [`${lang}:`] : [];
-    const kept = code.split("\n").map((l) => l.replace(/^ +/, (s) => NBSP.repeat(s.length)) || NBSP);
+    const kept = code.split("\n").map((l) => literalLine(l).replace(/^ +/, (s) => NBSP.repeat(s.length)) || NBSP);
     return prefixLines([...label, ...kept].join(BREAK), "> ");
   },
   hr: () => "---",
@@ -33,7 +35,20 @@ export const dingtalkEmitter: MarkdownEmitter = {
   listMarker: (item) => `${item.ordered ? `${item.number}.` : "-"}${item.task ? (item.checked ? " ☑" : " ☐") : ""}`,
   listIndent: () => "    ",
   looseItems: true,
+  // DingTalk renders the Markdown, references included; they go as written, as before.
+  keepEntities: true,
 };
+
+/**
+ * A code line shown as text: its Markdown punctuation is escaped, so `# comment` or `- x` inside
+ * code stay as written instead of becoming a heading or a list in the quote.
+ */
+function literalLine(line: string): string {
+  return line
+    .replace(/[\\`*_[\]<>#|~!]/g, "\\$&")
+    .replace(/^(\s*)([-+])(?=\s|$)/, "$1\\$2")
+    .replace(/^(\s*\d+)\.(?=\s|$)/, "$1\\.");
+}
 
 export function toDingTalkMarkdown(markdown: string): string {
   return renderMarkdown(markdown, dingtalkEmitter);

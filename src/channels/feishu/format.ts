@@ -23,7 +23,7 @@ export const feishuEmitter: MarkdownEmitter = {
     const pad = code.startsWith("`") || code.endsWith("`") ? " " : "";
     return `${ticks}${pad}${code}${pad}${ticks}`;
   },
-  link: ({ href, label }) => `[${label}](${href})`,
+  link: ({ href, label }) => `[${label || escapeCard(href)}](${href})`,
   // Cards show only uploaded images (image_key); an external image becomes its link.
   image: ({ href, label }) => `[${label || "image"}](${href})`,
   heading: (inner, depth) => `${"#".repeat(Math.min(depth, 6))} ${inner}`,
@@ -42,6 +42,8 @@ export const feishuEmitter: MarkdownEmitter = {
   // Nested blocks line up under the item's text, as Markdown wants them.
   listIndent: (item) => " ".repeat(item.ordered ? `${item.number}. `.length : 2),
   looseItems: true,
+  // Cards read character references themselves.
+  keepEntities: true,
 };
 
 /** Markdown for a card's `markdown` element. */

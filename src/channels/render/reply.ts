@@ -24,6 +24,13 @@ export const SUPERSEDED = "(This reply continues in full in the next message.)";
 /** Room kept under the limit for repair closers and the tool line of intermediate texts. */
 const RESERVE = 64;
 
+/**
+ * A live chunk nobody sees before it is complete (no edits, no native stream) is measured again
+ * only after this many more characters: converting it on every token would cost more than the
+ * token. Its cut is still exact, only found a little later.
+ */
+const HIDDEN_CHECK_STEP = 256;
+
 /** One message of the reply: the text from `start` up to the next segment's start. */
 interface Segment {
   start: number;
@@ -39,6 +46,8 @@ interface Segment {
   /** What the user sees now. */
   shown?: string;
   done?: boolean;
+  /** Length of the live text when it was last measured against the limit. */
+  checked?: number;
 }
 
 /** What the loop does next: a call at `at`, or (without `run`) just wake up then. */
@@ -178,7 +187,7 @@ export class ReplyWriter {
       if (live.final !== undefined || live.done) return;
       const limit = this.limit();
       const room = this.ending ? limit : limit - Math.min(RESERVE, Math.floor(limit / 4));
-      if (this.md.size(this.md.tail(live.start, live.reopen)) > room) {
+      if (this.outgrew(live, room)) {
         this.freeze(live, this.md.nextChunk(live.start, room, { reopen: live.reopen })!);
         continue;
       }
@@ -195,6 +204,15 @@ export class ReplyWriter {
       }
       return;
     }
+  }
+
+  /** Whether the live chunk no longer fits `room` once converted. */
+  private outgrew(live: Segment, room: number): boolean {
+    const tail = this.md.tail(live.start, live.reopen);
+    const hidden = !this.ending && this.streamsOff && !this.o.channel.capabilities.edits;
+    if (hidden && this.measure && tail.length < (live.checked ?? 0) + HIDDEN_CHECK_STEP) return false;
+    live.checked = tail.length;
+    return this.md.size(tail) > room;
   }
 
   private freeze(seg: Segment, cut: Cut): void {

@@ -10,6 +10,9 @@ export function escapeMrkdwn(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
+/** Schemes Slack makes links of; a link to anything else (`javascript:`) stays as its label. */
+const LINKABLE = /^(https?|mailto|tel):[^\s<>|]+$/i;
+
 export const slackEmitter: MarkdownEmitter = {
   name: "slack-mrkdwn",
   text: escapeMrkdwn,
@@ -17,8 +20,14 @@ export const slackEmitter: MarkdownEmitter = {
   em: (inner) => wrap("_", inner),
   del: (inner) => wrap("~", inner),
   codespan: (code) => `\`${escapeMrkdwn(code)}\``,
-  link: ({ href, label }) => (label && label !== escapeMrkdwn(href) ? `<${href}|${label}>` : `<${href}>`),
-  image: ({ href, label }) => (label ? `<${href}|${label}>` : `<${href}>`),
+  link: ({ href, label }) => {
+    if (!LINKABLE.test(href)) return label || escapeMrkdwn(href);
+    return label && label !== escapeMrkdwn(href) ? `<${href}|${label}>` : `<${href}>`;
+  },
+  image: ({ href, label }) => {
+    if (!LINKABLE.test(href)) return label || escapeMrkdwn(href);
+    return label ? `<${href}|${label}>` : `<${href}>`;
+  },
   heading: (inner) => `*${inner}*`,
   code: (code) => fence(code),
   blockquote: (inner) => prefixLines(inner, "> "),

@@ -102,6 +102,13 @@ export interface MarkdownEmitter {
    * Default: false (one line break).
    */
   readonly looseItems?: boolean;
+  /**
+   * Pass named character references (`&amp;`, `&lt;`) to `text` as written, for emitters that
+   * write Markdown again and leave them to the platform's renderer. Default false: `text` gets the
+   * characters they stand for (the common ones) and escapes those. (`marked` itself decodes
+   * numeric references such as `&#169;` for every emitter.)
+   */
+  readonly keepEntities?: boolean;
 
   /**
    * How long the platform counts a message to be, given the converted `output` and the Markdown it

@@ -8,6 +8,7 @@ import type { FullEmitter, LinkInfo, ListItemInfo, TableInfo } from "./emitter.j
 export const plainEmitter: FullEmitter = {
   name: "plain",
   looseItems: false,
+  keepEntities: false,
   text: (text) => text,
   escape(char) {
     return this.text(char);

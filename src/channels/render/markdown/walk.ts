@@ -68,7 +68,7 @@ class Walk {
         return e.paragraph(this.inline((token as Tokens.Paragraph).tokens));
       case "text": {
         const t = token as Tokens.Text;
-        return t.tokens ? this.inline(t.tokens) : e.text(t.text);
+        return t.tokens ? this.inline(t.tokens) : this.literal(t.text);
       }
       case "code": {
         const t = token as Tokens.Code;
@@ -102,13 +102,13 @@ class Walk {
   /** The marker, then the item's blocks; further lines are indented under it. */
   private item(item: Tokens.ListItem, info: ListItemInfo): string {
     const { e } = this;
+    const marker = e.listMarker(info);
     const separator = item.loose && e.looseItems ? "\n\n" : "\n";
     const parts: string[] = [];
     for (const child of item.tokens) {
       const text = child.type === "list" ? this.list(child as Tokens.List, info.depth + 1) : this.block(child, info.depth);
       if (text !== "") parts.push(text);
     }
-    const marker = e.listMarker(info);
     if (parts.length === 0) return marker;
     const indent = e.listIndent(info);
     const [first, ...rest] = parts.join(separator).split("\n");
@@ -127,6 +127,11 @@ class Walk {
     };
   }
 
+  /** Source text, with character references decoded unless the emitter keeps them. */
+  private literal(text: string): string {
+    return this.e.text(this.e.keepEntities ? text : decodeEntities(text));
+  }
+
   inline(tokens: Token[] | undefined): string {
     if (!tokens) return "";
     let out = "";
@@ -139,7 +144,7 @@ class Walk {
     switch (token.type) {
       case "text": {
         const t = token as Tokens.Text;
-        return t.tokens ? this.inline(t.tokens) : e.text(t.text);
+        return t.tokens ? this.inline(t.tokens) : this.literal(t.text);
       }
       case "escape":
         return e.escape((token as Tokens.Escape).text);
@@ -160,7 +165,8 @@ class Walk {
       }
       case "image": {
         const t = token as Tokens.Image;
-        return e.image({ href: t.href, label: t.text ? e.text(t.text) : "", plainLabel: t.text });
+        const alt = this.e.keepEntities ? t.text : decodeEntities(t.text);
+        return e.image({ href: t.href, label: alt ? this.literal(t.text) : "", plainLabel: alt });
       }
       case "html":
         return e.text((token as Tokens.Tag).text);
@@ -170,4 +176,37 @@ class Walk {
         return "raw" in token && typeof token.raw === "string" ? e.text(token.raw) : "";
     }
   }
+}
+
+/** The named references models actually write; others stay as written. */
+const NAMED: Record<string, string> = {
+  amp: "&",
+  lt: "<",
+  gt: ">",
+  quot: '"',
+  apos: "'",
+  nbsp: "\u00a0",
+  copy: "©",
+  reg: "®",
+  trade: "™",
+  hellip: "…",
+  mdash: "—",
+  ndash: "–",
+  laquo: "«",
+  raquo: "»",
+  middot: "·",
+  times: "×",
+  deg: "°",
+  euro: "€",
+};
+
+/** Decodes character references as CommonMark would show them. */
+export function decodeEntities(text: string): string {
+  if (!text.includes("&")) return text;
+  return text.replace(/&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|([A-Za-z][A-Za-z0-9]{1,31}));/g, (ref, dec, hex, name) => {
+    if (name !== undefined) return NAMED[name] ?? ref;
+    const code = Number.parseInt(dec ?? hex, dec ? 10 : 16);
+    // Invalid code points become the replacement character, as in CommonMark.
+    return code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : "\ufffd";
+  });
 }

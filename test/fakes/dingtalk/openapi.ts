@@ -41,8 +41,8 @@ export interface OpenApiWorld {
   webhookPerMinute: number;
 }
 
-const MSG_PARAM_MAX_BYTES = 15 * 1024;
-const WEBHOOK_TEXT_MAX_BYTES = 20_000;
+export const MSG_PARAM_MAX_BYTES = 15 * 1024;
+export const WEBHOOK_TEXT_MAX_BYTES = 20_000;
 
 const bad = (code: string, message: string, status = 400): Reply => ({
   status,

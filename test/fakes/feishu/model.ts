@@ -120,9 +120,9 @@ export function messageText(msgType: string, content: string): string {
   return "";
 }
 
-/** What a person reads from card markdown. */
+/** What a person reads from card markdown. Character references show as characters, except in code. */
 export function markdownToVisible(markdown: string): string {
-  return decode(blocks(new Lexer({ gfm: true }).lex(markdown))).trim();
+  return blocks(new Lexer({ gfm: true }).lex(markdown)).trim();
 }
 
 function blocks(tokens: Token[]): string {
@@ -145,19 +145,24 @@ function block(t: Token): string {
     const row = (cells: Array<{ tokens: Token[] }>) => cells.map((c) => inline(c.tokens)).join(" | ");
     return [row(t.header), ...(t.rows as Array<Array<{ tokens: Token[] }>>).map(row)].join("\n");
   }
-  return "tokens" in t && t.tokens ? inline(t.tokens) : String("text" in t ? t.text : "");
+  return "tokens" in t && t.tokens ? inline(t.tokens) : decode(String("text" in t ? t.text : ""));
 }
 
 function inline(tokens: Token[]): string {
   return tokens
     .map((t) => {
       if (t.type === "br") return "\n";
-      if ("tokens" in t && t.tokens && t.type !== "codespan") return inline(t.tokens);
-      return String("text" in t ? t.text : "");
+      if (t.type === "codespan") return t.text;
+      if ("tokens" in t && t.tokens) return inline(t.tokens);
+      return decode(String("text" in t ? t.text : ""));
     })
     .join("");
 }
 
 function decode(text: string): string {
-  return text.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+  return text
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, "&");
 }

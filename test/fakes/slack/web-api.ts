@@ -3,6 +3,7 @@
  * error codes, streams that expire, 429/5xx injection, and a record of what users would see.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { SLACK_UPDATE_TEXT_MAX } from "./mrkdwn.js";
 
 export type Json = Record<string, unknown>;
 
@@ -227,7 +228,7 @@ export class FakeWebApi {
     if (!m.byBot) throw new SlackApiError("cant_update_message");
     this.expire(m);
     if (m.streaming) throw new SlackApiError("streaming_state_conflict");
-    const content = this.content(a, 4_000);
+    const content = this.content(a, SLACK_UPDATE_TEXT_MAX);
     m.text = content.text;
     if (content.markdown !== undefined) m.markdown = content.markdown;
     else delete m.markdown;

@@ -7,6 +7,15 @@
 
 export { accessConfigShape, accessRulesFrom } from "./channels/access.js";
 export { ChannelLifecycle, LifecycleChannel, type OpenResult } from "./channels/lifecycle.js";
+// A channel's Markdown: the one renderer, driven by the adapter's emitter.
+export {
+  type LinkInfo,
+  type ListItemInfo,
+  type MarkdownEmitter,
+  plainEmitter,
+  renderMarkdown,
+  type TableInfo,
+} from "./channels/render/markdown/index.js";
 // Writing a channel.
 export type {
   AccessRules,

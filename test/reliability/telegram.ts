@@ -53,7 +53,7 @@ export class TelegramWorld {
 
   /** `channels.telegram` for the gateway, in polling mode through the proxy. */
   channelConfig(extra: Record<string, unknown> = {}): Record<string, unknown> {
-    return { enabled: true, mode: "polling", bot_token: this.fake.token, api_root: this.proxy.url, ...extra };
+    return { enabled: true, mode: "polling", bot_token: this.fake.token, api_base: this.proxy.url, ...extra };
   }
 
   user(n: number): FakeUser {

@@ -3,7 +3,7 @@
  * and mock model (both in the runner's process), so each one's calls and chats stay apart.
  *
  * - Antler: `node dist/cli.js start` (built from the tree) with the default config except the
- *   Telegram channel (polling, `api_root` = the fake, `edit_interval_ms: 1000`), the model = the
+ *   Telegram channel (polling, `api_base` = the fake, `edit_interval_ms: 1000`), the model = the
  *   mock, storage in a temp folder and logging at warn. Ready = `GET /readyz` answers 200.
  * - bot: `node bot.mjs` (./bot.mjs). Ready = its first getUpdates reaches the fake.
  *
@@ -90,7 +90,7 @@ export async function startContender(name: Contender["name"], options: StartOpti
           enabled: true,
           mode: "polling",
           bot_token: fake.token,
-          api_root: fake.apiRoot,
+          api_base: fake.apiRoot,
           edit_interval_ms: EDIT_INTERVAL_MS,
         },
       },

@@ -4,6 +4,7 @@
  * markdown reader. A platform must accept every message, show every word of the reply, and
  * nothing may be over its limit once converted, also where long replies are split.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { dingtalkEmitter, markdownTitle, toDingTalkMarkdown } from "../../src/channels/dingtalk/format.js";
 import { DingTalkChannel } from "../../src/channels/dingtalk/index.js";
@@ -152,6 +153,13 @@ describe("the Markdown corpus", () => {
       expect(all).toContain(needle);
     }
     expect(samples.length).toBeGreaterThanOrEqual(15);
+  });
+
+  it("is walked by the renderer alone: no adapter imports marked", () => {
+    const root = new URL("../../src/channels/", import.meta.url);
+    const files = readdirSync(root, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"));
+    const walkers = files.filter((f) => /from "marked"/.test(readFileSync(new URL(f, root), "utf8")));
+    expect(walkers.sort()).toEqual(["render/markdown/walk.ts", "render/repair.ts"]);
   });
 
   it("names no emitter twice, and every adapter declares its own", () => {

@@ -30,14 +30,15 @@ describe("renderMarkdown: the walk", () => {
     expect(renderMarkdown("see [docs](https://d.io) and `x`", shouting)).toBe("SEE DOCS (HTTPS://D.IO) AND X");
   });
 
-  it("takes hooks from a class's prototype too", () => {
+  it("takes hooks from a class's prototype too, with its fields as `this`", () => {
     class Brackets implements MarkdownEmitter {
       readonly name = "brackets";
+      constructor(private readonly open: string) {}
       strong(inner: string) {
-        return `[${inner}]`;
+        return `${this.open}${inner}]`;
       }
     }
-    expect(renderMarkdown("a **b** c", new Brackets())).toBe("a [b] c");
+    expect(renderMarkdown("a **b** c", new Brackets("["))).toBe("a [b] c");
   });
 
   it("numbers lists from their start, tells tasks and depth, and indents nested lines", () => {

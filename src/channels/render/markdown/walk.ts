@@ -13,12 +13,9 @@ const completed = new WeakMap<MarkdownEmitter, FullEmitter>([[plainEmitter, plai
 export function fullEmitter(emitter: MarkdownEmitter): FullEmitter {
   let full = completed.get(emitter);
   if (!full) {
-    // Read each hook through the emitter, so hooks defined on a class prototype count too.
-    const hooks: Record<string, unknown> = {};
-    for (const [key, fallback] of Object.entries(plainEmitter)) {
-      const own = (emitter as unknown as Record<string, unknown>)[key];
-      hooks[key] = own ?? fallback;
-    }
+    // Inherits from the emitter, so its own hooks (also a class's) see its fields through `this`.
+    const hooks = Object.create(emitter) as Record<string, unknown>;
+    for (const [key, fallback] of Object.entries(plainEmitter)) hooks[key] ??= fallback;
     full = hooks as unknown as FullEmitter;
     completed.set(emitter, full);
   }

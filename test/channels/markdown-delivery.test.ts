@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { renderRun } from "../../src/channels/render/index.js";
-import { type MarkdownEmitter, measureFor, renderMarkdown, tableLines } from "../../src/channels/render/markdown/index.js";
+import { measureFor } from "../../src/channels/render/markdown/index.js";
 import type { Channel, ConversationRef } from "../../src/channels/types.js";
 import type { RunEvent } from "../../src/harness/types.js";
 import { silentLogger } from "../../src/log/logger.js";
@@ -15,7 +15,7 @@ import { FakeSlack } from "../fakes/slack/index.js";
 import { parseMrkdwn } from "../fakes/slack/mrkdwn.js";
 import { adapterRig as slackRig } from "../fakes/slack/rig.js";
 import { alice, startRig as startTelegram, waitFor } from "../fakes/telegram/rig.js";
-import { longSamples } from "../fixtures/markdown/corpus.js";
+import { longSamples, missingFromReply } from "../fixtures/markdown/corpus.js";
 
 /** One adapter against its fake, with a user's conversation open. */
 interface Wire {
@@ -87,20 +87,6 @@ async function* streamed(text: string): AsyncGenerator<RunEvent> {
   yield { type: "done", text };
 }
 
-const labelsOnly: MarkdownEmitter = {
-  name: "labels",
-  link: ({ label, href }) => label || href,
-  image: ({ label, href }) => label || href,
-  table: (table) => tableLines(table).join("\n"),
-  listMarker: () => "-",
-};
-
-function words(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const [word] of text.matchAll(/[\p{L}\p{N}]+|\p{Extended_Pictographic}/gu)) out.set(word, (out.get(word) ?? 0) + 1);
-  return out;
-}
-
 // A table that grows past Telegram's limit once laid out, escapes that push Slack past 4,000,
 // code cut across messages, and everything in the corpus at once.
 const replies = longSamples().filter((s) => ["long-table", "escape-heavy", "long-code", "long-mixed"].includes(s.name));
@@ -129,12 +115,7 @@ describe.each(Object.keys(wires))("%s: long corpus replies through the adapter t
       // Too long for one message once converted: it was split (the fake refuses a message over the limit).
       const { maxTextLength, markdown } = wire.channel.capabilities;
       if (measureFor(markdown)!(reply.markdown) > maxTextLength) expect(outcome.messages.length, reply.name).toBeGreaterThan(1);
-      const have = words(wire.shown().slice(before).join("\n"));
-      const missing = [...words(renderMarkdown(reply.markdown, labelsOnly))].filter(([w, n]) => (have.get(w) ?? 0) < n);
-      expect(
-        missing.map(([w]) => w),
-        reply.name,
-      ).toEqual([]);
+      expect(missingFromReply(reply.markdown, wire.shown().slice(before).join("\n")), reply.name).toEqual([]);
     }
   });
 });

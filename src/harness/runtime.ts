@@ -60,10 +60,10 @@ function errorEvent(code: RunErrorCode, message: string): RunEvent {
   return { type: "error", code, message };
 }
 
-/** Run errors that say nothing about the agent's health. */
 /** How many settled threads are remembered. */
 const SETTLED_MAX = 10_000;
 
+/** Run errors that say nothing about the agent's health. */
 const ROUTINE: ReadonlySet<string> = new Set(["cancelled", "timeout", "busy", "no_pending", "detached", "shutdown"]);
 
 export class AgentHarness implements Harness {

@@ -25,10 +25,7 @@ async function boot(config: Record<string, unknown>, opts: FakeDingTalkOptions =
   fake = f;
   const section = {
     enabled: true,
-    client_id: f.clientId,
-    client_secret: f.clientSecret,
-    api_base: f.url,
-    gateway_url: f.gatewayUrl,
+    ...f.connection(),
     stream_interval_ms: 100,
     ...config,
   };

@@ -97,10 +97,7 @@ describe("every webhook answers bad input with a 4xx and starts no run", () => {
         dingtalk: {
           enabled: true,
           mode: "http",
-          client_id: fake.clientId,
-          client_secret: fake.clientSecret,
-          api_base: fake.url,
-          gateway_url: fake.gatewayUrl,
+          ...fake.connection(),
         },
       },
       port,

@@ -80,10 +80,7 @@ export async function startTargets(ctx: ProbeContext, world: TelegramWorld, gate
     dingtalk: {
       enabled: true,
       mode: "http",
-      client_id: dingtalk.clientId,
-      client_secret: dingtalk.clientSecret,
-      api_base: dingtalk.url,
-      gateway_url: dingtalk.gatewayUrl,
+      ...dingtalk.connection(),
     },
   };
   const routes = [...adminRoutes(), telegramRoute(), slackRoute(slack), feishuRoute(feishu), dingtalkRoute(dingtalk)];

@@ -46,10 +46,7 @@ async function build() {
       dingtalk: {
         enabled: true,
         mode: "http",
-        client_id: fake.clientId,
-        client_secret: fake.clientSecret,
-        api_base: fake.url,
-        gateway_url: fake.gatewayUrl,
+        ...fake.connection(),
       },
       slow: slow.channelConfig(),
     },

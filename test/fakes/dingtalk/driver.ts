@@ -56,10 +56,7 @@ export async function dingTalkDriver(options: DriverOptions): Promise<ContractDr
       return {
         enabled: true,
         mode: options.mode,
-        client_id: fake.clientId,
-        client_secret: fake.clientSecret,
-        api_base: fake.url,
-        gateway_url: fake.gatewayUrl,
+        ...fake.connection(),
         edit_interval_ms: INTERVAL_MS,
         session_scope: options.scope,
         ...(options.cards ? { card_template_id: TEMPLATE, card_buttons_key: "buttons" } : {}),

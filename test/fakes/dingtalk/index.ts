@@ -123,6 +123,11 @@ export class FakeDingTalk {
     return `${this.url}/v1.0/gateway/connections/open`;
   }
 
+  /** The keys of a `dingtalk` channel section that point it at this fake: its app's credentials and URLs. */
+  connection(): { client_id: string; client_secret: string; api_base: string; gateway_url: string } {
+    return { client_id: this.clientId, client_secret: this.clientSecret, api_base: this.url, gateway_url: this.gatewayUrl };
+  }
+
   /** The next `times` calls to `api` fail with `kind`. */
   fail(api: FakeApi, kind: FaultKind, times = 1): void {
     this.faults.push({ api, kind, remaining: times });

@@ -30,10 +30,7 @@ export async function makeRig(config: Record<string, unknown> = {}, fakeOpts: Pa
   const channel = new DingTalkChannel({
     name: "dingtalk",
     config: {
-      client_id: fake.clientId,
-      client_secret: fake.clientSecret,
-      api_base: fake.url,
-      gateway_url: fake.gatewayUrl,
+      ...fake.connection(),
       ...config,
     } as never,
     logger,

@@ -4,6 +4,7 @@
  * channel's own keys, which the channel's schema checks when the registry loads it).
  */
 import { z } from "zod";
+import { checkAgentsAndTenants } from "./agents.js";
 
 /** A number that may also arrive as a string (from `${VAR}` interpolation). */
 export const num = () =>
@@ -149,7 +150,13 @@ export const AgentConfig = z
     graph: z.string().optional(),
     remote: RemoteAgentConfig.optional(),
     name: z.string().default("antler"),
+    /** One line shown next to the agent's name by `/agent`. */
+    description: z.string().optional(),
     model: z.string().optional(),
+    /** Names from `tools:` this agent gets; all of them when absent. */
+    tools: z.array(z.string()).optional(),
+    /** Names from `mcp_servers:` whose tools this agent gets; all its tenant may use when absent. */
+    mcp_servers: z.array(z.string()).optional(),
     system_prompt: z.string().default("You are a helpful assistant. Answer concisely."),
     recursion_limit: num().pipe(z.number().int().positive()).default(50),
     thinking: bool().default(false),
@@ -195,19 +202,63 @@ export const ChannelSection = z.looseObject({
   use: z.string().optional(),
 });
 
-export const AppConfigSchema = z.strictObject({
-  server: ServerConfig,
-  storage: StorageConfig,
-  logging: LoggingConfig,
-  models: z.array(ModelConfig).default([]),
-  tools: z.array(ToolConfig).default([]),
-  mcp_servers: z.record(z.string(), McpServerConfig).default({}),
-  agent: AgentConfig,
-  gateway: GatewayConfig,
-  channels: z.record(z.string(), ChannelSection).default({}),
+/** Ids to match: one value or a list; a message matches when its value is any of them. */
+const matchList = () => idList().pipe(z.array(z.string()));
+
+/** One routing rule: which agent serves the chats it matches. Every matcher given must match. */
+export const RouteRule = z.strictObject({
+  agent: z.string().min(1),
+  /** Channel names (keys under `channels:`). */
+  channel: matchList().optional(),
+  /** Platform chat ids (Telegram chat id, Slack channel id, Feishu chat_id, DingTalk conversationId). */
+  chat: matchList().optional(),
+  /** Platform user ids of the sender. */
+  user: matchList().optional(),
+  /** Slack team id, Feishu tenant key, DingTalk corp id, Discord guild id. */
+  workspace: matchList().optional(),
+  chat_type: z
+    .preprocess((v) => (typeof v === "string" ? [v] : v), z.array(z.enum(["dm", "group"])))
+    .optional(),
+  /** False: `/agent` cannot switch the chats this rule matches. */
+  allow_switch: bool().default(true),
+  /** The agents `/agent` offers in these chats; every agent of the chat's tenant when absent. */
+  switch_to: z.array(z.string()).optional(),
 });
 
-export type AppConfig = z.output<typeof AppConfigSchema>;
+/** A tenant: channels, agents and MCP servers kept apart from every other tenant's. */
+export const TenantConfig = z.strictObject({
+  channels: z.array(z.string()).default([]),
+  agents: z.array(z.string()).default([]),
+  mcp_servers: z.array(z.string()).default([]),
+  /** The agent of its chats that no route matches; the default agent (`agent:`) when absent. */
+  default_agent: z.string().optional(),
+  /** Sees and restarts only this tenant's channels, and reads only its usage. */
+  admin_token: z.string().optional(),
+});
+
+const AppConfigShape = z.strictObject({
+    server: ServerConfig,
+    storage: StorageConfig,
+    logging: LoggingConfig,
+    models: z.array(ModelConfig).default([]),
+    tools: z.array(ToolConfig).default([]),
+    mcp_servers: z.record(z.string(), McpServerConfig).default({}),
+    agent: AgentConfig,
+    agents: z.record(z.string(), AgentConfig).default({}),
+    routes: z.array(RouteRule).default([]),
+    tenants: z.record(z.string(), TenantConfig).default({}),
+    gateway: GatewayConfig,
+    channels: z.record(z.string(), ChannelSection).default({}),
+});
+
+/** The whole config: each section's own checks, then those across sections (agents, routes, tenants). */
+export const AppConfigSchema = AppConfigShape.superRefine((config, ctx) => {
+  for (const issue of checkAgentsAndTenants(config)) {
+    ctx.addIssue({ code: "custom", path: issue.path, message: issue.message });
+  }
+});
+
+export type AppConfig = z.output<typeof AppConfigShape>;
 export type ModelConfig = z.output<typeof ModelConfig>;
 export type ToolConfig = z.output<typeof ToolConfig>;
 export type McpServerConfig = z.output<typeof McpServerConfig>;
@@ -216,3 +267,5 @@ export type RemoteAgentConfig = z.output<typeof RemoteAgentConfig>;
 export type FeaturesConfig = z.output<typeof FeaturesConfig>;
 export type GatewayConfig = z.output<typeof GatewayConfig>;
 export type ChannelSection = z.output<typeof ChannelSection>;
+export type RouteRule = z.output<typeof RouteRule>;
+export type TenantConfig = z.output<typeof TenantConfig>;

@@ -7,7 +7,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { type AgentMiddleware, createAgent, type ReactAgent } from "langchain";
-import type { AppConfig, FeaturesConfig } from "../config/schema.js";
+import type { AgentConfig, AppConfig, FeaturesConfig } from "../config/schema.js";
 import { AntlerError } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 import { buildMiddlewareChain, type ExtraMiddleware, type RuntimeFeatures } from "./middleware/chain.js";
@@ -81,6 +81,8 @@ export interface LeadAgentOptions {
   configTools?: StructuredToolInterface[];
   checkpointer?: BaseCheckpointSaver;
   extraMiddleware?: ExtraMiddleware[];
+  /** The agent to build; `config.agent` (the default agent) when absent. */
+  agent?: AgentConfig;
 }
 
 export interface LeadAgent {
@@ -93,7 +95,7 @@ export interface LeadAgent {
 
 /** Builds the production agent from config: model, tools and middleware chain. */
 export async function makeLeadAgent(config: AppConfig, options: LeadAgentOptions = {}): Promise<LeadAgent> {
-  const { agent: agentConfig } = config;
+  const agentConfig = options.agent ?? config.agent;
   const entry = selectModel(config.models, agentConfig.model, options.logger);
   const model = await createChatModel(config, entry.name, {
     thinking: agentConfig.thinking,

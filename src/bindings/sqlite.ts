@@ -1,48 +1,34 @@
 /**
  * BindingStore on SQLite (better-sqlite3, WAL). Shares the file with the agent checkpoints;
- * its tables are prefixed `antler_`. better-sqlite3 is synchronous and fast on one file, so the
- * async interface here exists for other backends, not for this one.
+ * its tables are prefixed `antler_` (see sqlite-schema.ts for them and their migrations).
+ * better-sqlite3 is synchronous and fast on one file, so the async interface here exists for
+ * other backends, not for this one.
+ *
+ * Every table has a `tenant` column that leads its keys, and every statement names the tenant,
+ * so a tenant view shares the connection and the compiled statements with the store it came from.
  */
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type Database from "better-sqlite3";
 import { openDatabase, type Synchronous } from "../storage/sqlite.js";
-import type { BindingStore, InboxEntry, InboxState, Json, PendingQuestion, ThreadBinding } from "./types.js";
+import { migrate } from "./sqlite-schema.js";
+import {
+  type BindingStore,
+  DEFAULT_TENANT,
+  type InboxEntry,
+  type InboxState,
+  type Json,
+  type PendingQuestion,
+  type ThreadBinding,
+} from "./types.js";
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS antler_threads (
-  key TEXT NOT NULL,
-  thread_id TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  current INTEGER NOT NULL,
-  PRIMARY KEY (key, thread_id)
-);
-CREATE INDEX IF NOT EXISTS antler_threads_current ON antler_threads (key, current);
-CREATE TABLE IF NOT EXISTS antler_pending (
-  thread_id TEXT PRIMARY KEY,
-  key TEXT NOT NULL,
-  question_id TEXT NOT NULL UNIQUE,
-  interrupt_id TEXT NOT NULL,
-  question TEXT NOT NULL,
-  options TEXT NOT NULL,
-  kind TEXT,
-  posted TEXT,
-  created_at INTEGER NOT NULL,
-  asked_by TEXT
-);
-CREATE TABLE IF NOT EXISTS antler_inbox (
-  channel TEXT NOT NULL,
-  event_id TEXT NOT NULL,
-  key TEXT NOT NULL,
-  state TEXT NOT NULL,
-  payload TEXT NOT NULL,
-  received_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL,
-  error TEXT,
-  PRIMARY KEY (channel, event_id)
-);
-CREATE INDEX IF NOT EXISTS antler_inbox_state ON antler_inbox (state, received_at);
-`;
+interface ThreadRow {
+  key: string;
+  thread_id: string;
+  agent: string | null;
+  created_at: number;
+  current: number;
+}
 
 interface PendingRow {
   thread_id: string;
@@ -68,76 +54,95 @@ interface InboxRow {
   error: string | null;
 }
 
-export class SqliteBindingStore implements BindingStore {
-  private readonly db: Database.Database;
+/** The open file, shared by a store and all its tenant views. */
+interface Connection {
+  db: Database.Database;
   /** Each statement is compiled once: every message goes through several of them. */
-  private readonly statements = new Map<string, Database.Statement>();
+  statements: Map<string, Database.Statement>;
+  now: () => number;
+}
 
-  /**
-   * Opens (creating if needed) the store in `file`; `:memory:` works for tests. `synchronous` is
-   * SQLite's setting (see `storage.synchronous`).
-   */
+const THREAD_COLUMNS = "key, thread_id, agent, created_at, current";
+
+/** One tenant's rows. `SqliteBindingStore` is the default tenant's and owns the file. */
+class SqliteTenantStore implements BindingStore {
   constructor(
-    file: string,
-    private readonly now: () => number = Date.now,
-    synchronous: Synchronous = "normal",
-  ) {
-    if (file !== ":memory:") mkdirSync(path.dirname(file), { recursive: true });
-    this.db = openDatabase(file, synchronous);
-    this.db.exec(SCHEMA);
-    this.migrate();
+    protected readonly conn: Connection,
+    readonly tenant: string,
+  ) {}
+
+  forTenant(tenant: string): BindingStore {
+    return new SqliteTenantStore(this.conn, tenant);
   }
 
   private sql(text: string): Database.Statement {
-    let statement = this.statements.get(text);
+    let statement = this.conn.statements.get(text);
     if (!statement) {
-      statement = this.db.prepare(text);
-      this.statements.set(text, statement);
+      statement = this.conn.db.prepare(text);
+      this.conn.statements.set(text, statement);
     }
     return statement;
   }
 
-  /** Brings a file written by an older version up to SCHEMA; each step is safe to repeat. */
-  private migrate(): void {
-    const pending = this.db.prepare("PRAGMA table_info(antler_pending)").all() as Array<{ name: string }>;
-    // Questions stored before `asked_by` existed keep NULL: anyone may answer them, as before.
-    if (!pending.some((c) => c.name === "asked_by")) this.db.exec("ALTER TABLE antler_pending ADD COLUMN asked_by TEXT");
-  }
-
   async currentThread(key: string): Promise<string | undefined> {
-    const row = this.sql("SELECT thread_id FROM antler_threads WHERE key = ? AND current = 1").get(key) as
-      | { thread_id: string }
-      | undefined;
-    return row?.thread_id;
+    return (await this.currentBinding(key))?.threadId;
   }
 
-  async bindThread(key: string, threadId: string): Promise<void> {
-    const bind = this.db.transaction(() => {
-      this.sql("UPDATE antler_threads SET current = 0 WHERE key = ?").run(key);
+  async currentBinding(key: string): Promise<ThreadBinding | undefined> {
+    const row = this.sql(`SELECT ${THREAD_COLUMNS} FROM antler_threads WHERE tenant = ? AND key = ? AND current = 1`).get(
+      this.tenant,
+      key,
+    ) as ThreadRow | undefined;
+    return row && toBinding(row);
+  }
+
+  async bindThread(key: string, threadId: string, agent?: string): Promise<void> {
+    const bind = this.conn.db.transaction(() => {
+      this.sql("UPDATE antler_threads SET current = 0 WHERE tenant = ? AND key = ?").run(this.tenant, key);
       this.sql(
-        "INSERT INTO antler_threads (key, thread_id, created_at, current) VALUES (?, ?, ?, 1) ON CONFLICT (key, thread_id) DO UPDATE SET current = 1",
-      ).run(key, threadId, this.now());
+        `INSERT INTO antler_threads (tenant, key, thread_id, agent, created_at, current) VALUES (?, ?, ?, ?, ?, 1)
+           ON CONFLICT (tenant, key, thread_id) DO UPDATE SET current = 1, agent = COALESCE(excluded.agent, agent)`,
+      ).run(this.tenant, key, threadId, agent ?? null, this.conn.now());
     });
     bind();
   }
 
   async threadHistory(key: string): Promise<ThreadBinding[]> {
     const rows = this.sql(
-      "SELECT key, thread_id, created_at, current FROM antler_threads WHERE key = ? ORDER BY created_at DESC, rowid DESC",
-    ).all(key) as Array<{ key: string; thread_id: string; created_at: number; current: number }>;
-    return rows.map((r) => ({ key: r.key, threadId: r.thread_id, createdAt: r.created_at, current: r.current === 1 }));
+      `SELECT ${THREAD_COLUMNS} FROM antler_threads WHERE tenant = ? AND key = ? ORDER BY created_at DESC, rowid DESC`,
+    ).all(this.tenant, key) as ThreadRow[];
+    return rows.map(toBinding);
+  }
+
+  async chosenAgent(key: string): Promise<string | undefined> {
+    const row = this.sql("SELECT agent FROM antler_agent_choice WHERE tenant = ? AND key = ?").get(this.tenant, key) as
+      | { agent: string }
+      | undefined;
+    return row?.agent;
+  }
+
+  async setChosenAgent(key: string, agent: string | undefined): Promise<void> {
+    if (agent === undefined) {
+      this.sql("DELETE FROM antler_agent_choice WHERE tenant = ? AND key = ?").run(this.tenant, key);
+      return;
+    }
+    this.sql(
+      `INSERT INTO antler_agent_choice (tenant, key, agent, updated_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (tenant, key) DO UPDATE SET agent = excluded.agent, updated_at = excluded.updated_at`,
+    ).run(this.tenant, key, agent, this.conn.now());
   }
 
   async setPending(q: PendingQuestion): Promise<void> {
     this.sql(
-      `INSERT INTO antler_pending (thread_id, key, question_id, interrupt_id, question, options, kind, posted, created_at, asked_by)
-         VALUES (@threadId, @key, @questionId, @interruptId, @question, @options, @kind, @posted, @createdAt, @askedBy)
-         ON CONFLICT (thread_id) DO UPDATE SET key = excluded.key, question_id = excluded.question_id,
+      `INSERT INTO antler_pending (tenant, thread_id, key, question_id, interrupt_id, question, options, kind, posted, created_at, asked_by)
+         VALUES (@tenant, @threadId, @key, @questionId, @interruptId, @question, @options, @kind, @posted, @createdAt, @askedBy)
+         ON CONFLICT (tenant, thread_id) DO UPDATE SET key = excluded.key, question_id = excluded.question_id,
            interrupt_id = excluded.interrupt_id, question = excluded.question, options = excluded.options,
            kind = excluded.kind, posted = excluded.posted, created_at = excluded.created_at,
            asked_by = excluded.asked_by`,
     ).run({
       ...q,
+      tenant: this.tenant,
       options: JSON.stringify(q.options),
       kind: q.kind ?? null,
       posted: q.posted === undefined ? null : JSON.stringify(q.posted),
@@ -146,59 +151,95 @@ export class SqliteBindingStore implements BindingStore {
   }
 
   async getPending(threadId: string): Promise<PendingQuestion | undefined> {
-    const row = this.sql("SELECT * FROM antler_pending WHERE thread_id = ?").get(threadId) as PendingRow | undefined;
+    const row = this.sql("SELECT * FROM antler_pending WHERE tenant = ? AND thread_id = ?").get(this.tenant, threadId) as
+      | PendingRow
+      | undefined;
     return row && toPending(row);
   }
 
   async findPendingByQuestionId(questionId: string): Promise<PendingQuestion | undefined> {
-    const row = this.sql("SELECT * FROM antler_pending WHERE question_id = ?").get(questionId) as PendingRow | undefined;
+    const row = this.sql("SELECT * FROM antler_pending WHERE tenant = ? AND question_id = ?").get(this.tenant, questionId) as
+      | PendingRow
+      | undefined;
     return row && toPending(row);
   }
 
   async clearPending(threadId: string): Promise<void> {
-    this.sql("DELETE FROM antler_pending WHERE thread_id = ?").run(threadId);
+    this.sql("DELETE FROM antler_pending WHERE tenant = ? AND thread_id = ?").run(this.tenant, threadId);
   }
 
   async recordInbound(entry: { channel: string; eventId: string; key: string; payload: Json }): Promise<boolean> {
-    const at = this.now();
+    const at = this.conn.now();
     const result = this.sql(
-      `INSERT INTO antler_inbox (channel, event_id, key, state, payload, received_at, updated_at)
-         VALUES (?, ?, ?, 'received', ?, ?, ?) ON CONFLICT (channel, event_id) DO NOTHING`,
-    ).run(entry.channel, entry.eventId, entry.key, JSON.stringify(entry.payload), at, at);
+      `INSERT INTO antler_inbox (tenant, channel, event_id, key, state, payload, received_at, updated_at)
+         VALUES (?, ?, ?, ?, 'received', ?, ?, ?) ON CONFLICT (tenant, channel, event_id) DO NOTHING`,
+    ).run(this.tenant, entry.channel, entry.eventId, entry.key, JSON.stringify(entry.payload), at, at);
     return result.changes === 1;
   }
 
   async setInboxState(channel: string, eventId: string, state: InboxState, error?: string): Promise<void> {
-    this.sql("UPDATE antler_inbox SET state = ?, error = ?, updated_at = ? WHERE channel = ? AND event_id = ?").run(
-      state,
-      error ?? null,
-      this.now(),
-      channel,
-      eventId,
-    );
+    this.sql(
+      "UPDATE antler_inbox SET state = ?, error = ?, updated_at = ? WHERE tenant = ? AND channel = ? AND event_id = ?",
+    ).run(state, error ?? null, this.conn.now(), this.tenant, channel, eventId);
   }
 
   async getInbound(channel: string, eventId: string): Promise<InboxEntry | undefined> {
-    const row = this.sql("SELECT * FROM antler_inbox WHERE channel = ? AND event_id = ?").get(channel, eventId) as
-      | InboxRow
-      | undefined;
+    const row = this.sql("SELECT * FROM antler_inbox WHERE tenant = ? AND channel = ? AND event_id = ?").get(
+      this.tenant,
+      channel,
+      eventId,
+    ) as InboxRow | undefined;
     return row && toInbox(row);
   }
 
   async unfinished(): Promise<InboxEntry[]> {
     const rows = this.sql(
-      "SELECT * FROM antler_inbox WHERE state IN ('received', 'running') ORDER BY received_at, rowid",
-    ).all() as InboxRow[];
+      "SELECT * FROM antler_inbox WHERE tenant = ? AND state IN ('received', 'running') ORDER BY received_at, rowid",
+    ).all(this.tenant) as InboxRow[];
     return rows.map(toInbox);
   }
 
   async pruneInbox(before: number): Promise<number> {
-    return this.sql("DELETE FROM antler_inbox WHERE state IN ('done', 'failed') AND received_at < ?").run(before).changes;
+    return this.sql("DELETE FROM antler_inbox WHERE tenant = ? AND state IN ('done', 'failed') AND received_at < ?").run(
+      this.tenant,
+      before,
+    ).changes;
   }
 
-  async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+  async close(): Promise<void> {}
+}
+
+/** The store of the default tenant; it owns the file, and closing it closes every view too. */
+export class SqliteBindingStore extends SqliteTenantStore {
+  /**
+   * Opens (creating or migrating if needed) the store in `file`; `:memory:` works for tests.
+   * `synchronous` is SQLite's setting (see `storage.synchronous`).
+   */
+  constructor(file: string, now: () => number = Date.now, synchronous: Synchronous = "normal") {
+    if (file !== ":memory:") mkdirSync(path.dirname(file), { recursive: true });
+    const db = openDatabase(file, synchronous);
+    try {
+      migrate(db, now());
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+    super({ db, statements: new Map(), now }, DEFAULT_TENANT);
   }
+
+  override async close(): Promise<void> {
+    if (this.conn.db.open) this.conn.db.close();
+  }
+}
+
+function toBinding(row: ThreadRow): ThreadBinding {
+  return {
+    key: row.key,
+    threadId: row.thread_id,
+    createdAt: row.created_at,
+    current: row.current === 1,
+    ...(row.agent === null ? {} : { agent: row.agent }),
+  };
 }
 
 function toPending(row: PendingRow): PendingQuestion {

@@ -6,7 +6,14 @@
  *
  * Values the caller stores as JSON (refs, handles, payloads) are opaque here: this layer sits
  * below the channels and knows nothing of their types.
+ *
+ * Tenants: every row belongs to one tenant, and a store reads and writes only its own tenant's
+ * rows. The store a caller opens is the default tenant's; `forTenant` gives a view of the same
+ * storage for another. Conversation keys, event ids and question ids are unique per tenant, not
+ * globally, so a question id or event id taken from another tenant finds nothing here.
  */
+
+export { DEFAULT_TENANT } from "../storage/tenant.js";
 
 export type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
 
@@ -18,6 +25,8 @@ export interface ThreadBinding {
   createdAt: number;
   /** False for threads replaced by `/new`. */
   current: boolean;
+  /** Name of the agent that serves this thread; absent on rows stored before agents had names. */
+  agent?: string;
 }
 
 /** A question the agent asked that is waiting for the user's answer. */
@@ -58,12 +67,27 @@ export interface InboxEntry {
 }
 
 export interface BindingStore {
+  /** The tenant whose rows this store reads and writes. The store a caller opens is the default tenant's. */
+  readonly tenant: string;
+  /** A view of the same storage limited to `tenant`'s rows; closing a view closes nothing. */
+  forTenant(tenant: string): BindingStore;
+
   /** The current thread of a conversation, if any. */
   currentThread(key: string): Promise<string | undefined>;
-  /** Makes `threadId` the current thread of `key`; the previous one is kept as history. */
-  bindThread(key: string, threadId: string): Promise<void>;
+  /** The current binding of a conversation (thread and agent), if any. */
+  currentBinding(key: string): Promise<ThreadBinding | undefined>;
+  /**
+   * Makes `threadId` the current thread of `key`, served by `agent`; the previous one is kept as
+   * history. Binding a thread again without an agent keeps the agent it had.
+   */
+  bindThread(key: string, threadId: string, agent?: string): Promise<void>;
   /** Every thread the conversation has had, newest first. */
   threadHistory(key: string): Promise<ThreadBinding[]>;
+
+  /** The agent a user picked for this conversation with `/agent`, if any (kept across `/new` and restarts). */
+  chosenAgent(key: string): Promise<string | undefined>;
+  /** Sets (or, with undefined, clears) the conversation's picked agent. */
+  setChosenAgent(key: string, agent: string | undefined): Promise<void>;
 
   /** Stores (or replaces) the pending question of its thread. */
   setPending(question: PendingQuestion): Promise<void>;
@@ -81,5 +105,6 @@ export interface BindingStore {
   /** Deletes finished events received before `before` (ms). Returns how many. */
   pruneInbox(before: number): Promise<number>;
 
+  /** Closes the storage; on a view from `forTenant` it does nothing. */
   close(): Promise<void>;
 }

@@ -3,7 +3,7 @@
  * same suite by passing its own factory.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { BindingStore, PendingQuestion } from "../../src/bindings/types.js";
+import { type BindingStore, DEFAULT_TENANT, type PendingQuestion } from "../../src/bindings/types.js";
 
 export interface StoreFactory {
   /** A fresh, empty store. `clock` lets tests move time. */
@@ -52,6 +52,116 @@ export function bindingStoreContract(label: string, factory: StoreFactory): void
         ["t1", false],
       ]);
       expect(await store.currentThread("other")).toBeUndefined();
+    });
+
+    it("records the agent of each binding, and keeps it when a thread is bound again without one", async () => {
+      expect(await store.currentBinding("k")).toBeUndefined();
+      await store.bindThread("k", "t1", "support");
+      expect(await store.currentBinding("k")).toEqual({
+        key: "k",
+        threadId: "t1",
+        agent: "support",
+        createdAt: now,
+        current: true,
+      });
+      now += 10;
+      await store.bindThread("k", "t2");
+      expect(await store.currentBinding("k")).toEqual({ key: "k", threadId: "t2", createdAt: now, current: true });
+      expect((await store.threadHistory("k")).map((h) => [h.threadId, h.agent])).toEqual([
+        ["t2", undefined],
+        ["t1", "support"],
+      ]);
+      await store.bindThread("k", "t1");
+      expect(await store.currentBinding("k")).toMatchObject({ threadId: "t1", agent: "support", current: true });
+      await store.bindThread("k", "t2", "research");
+      expect((await store.currentBinding("k"))?.agent).toBe("research");
+    });
+
+    it("remembers the agent picked for a conversation across /new until it is cleared", async () => {
+      expect(await store.chosenAgent("k")).toBeUndefined();
+      await store.setChosenAgent("k", "research");
+      await store.bindThread("k", "t1", "research");
+      await store.bindThread("k", "t2", "research");
+      expect(await store.chosenAgent("k")).toBe("research");
+      expect(await store.chosenAgent("other")).toBeUndefined();
+      await store.setChosenAgent("k", "support");
+      expect(await store.chosenAgent("k")).toBe("support");
+      await store.setChosenAgent("k", undefined);
+      expect(await store.chosenAgent("k")).toBeUndefined();
+    });
+
+    it("is the default tenant's store, and its views name their tenant", async () => {
+      expect(DEFAULT_TENANT).toBe("default");
+      expect(store.tenant).toBe(DEFAULT_TENANT);
+      expect(store.forTenant("acme").tenant).toBe("acme");
+      await store.bindThread("k", "t1");
+      expect(await store.forTenant(DEFAULT_TENANT).currentThread("k")).toBe("t1");
+      expect(await store.forTenant("acme").currentThread("k")).toBeUndefined();
+    });
+
+    it("keeps each tenant's bindings and picked agents apart under the same keys", async () => {
+      const a = store.forTenant("a");
+      const b = store.forTenant("b");
+      await a.bindThread("k", "t1", "support");
+      await a.setChosenAgent("k", "support");
+      expect(await b.currentThread("k")).toBeUndefined();
+      expect(await b.currentBinding("k")).toBeUndefined();
+      expect(await b.threadHistory("k")).toEqual([]);
+      expect(await b.chosenAgent("k")).toBeUndefined();
+      expect(await store.currentThread("k")).toBeUndefined();
+      // The same key and even the same thread id in b neither replace nor retire a's binding.
+      await b.bindThread("k", "t1", "research");
+      await b.bindThread("k", "t2");
+      await b.setChosenAgent("k", undefined);
+      expect(await a.currentBinding("k")).toMatchObject({ threadId: "t1", agent: "support", current: true });
+      expect((await a.threadHistory("k")).map((h) => h.threadId)).toEqual(["t1"]);
+      expect(await a.chosenAgent("k")).toBe("support");
+      expect((await b.threadHistory("k")).map((h) => [h.threadId, h.agent, h.current])).toEqual([
+        ["t2", undefined, true],
+        ["t1", "research", false],
+      ]);
+    });
+
+    it("keeps each tenant's pending questions apart, even under the same question id", async () => {
+      const a = store.forTenant("a");
+      const b = store.forTenant("b");
+      await a.setPending(question("t1", "q1"));
+      expect(await b.findPendingByQuestionId("q1")).toBeUndefined();
+      expect(await b.getPending("t1")).toBeUndefined();
+      expect(await store.findPendingByQuestionId("q1")).toBeUndefined();
+      await b.clearPending("t1");
+      expect(await a.getPending("t1")).toEqual(question("t1", "q1"));
+      await b.setPending({ ...question("t1", "q1"), question: "B's own?" });
+      expect((await a.findPendingByQuestionId("q1"))?.question).toBe("Which one?");
+      expect((await b.findPendingByQuestionId("q1"))?.question).toBe("B's own?");
+      await a.clearPending("t1");
+      expect(await a.findPendingByQuestionId("q1")).toBeUndefined();
+      expect((await b.getPending("t1"))?.question).toBe("B's own?");
+    });
+
+    it("keeps each tenant's inbox apart, even under the same channel and event id", async () => {
+      const a = store.forTenant("a");
+      const b = store.forTenant("b");
+      const entry = { channel: "tg", eventId: "42", key: "tg:w:1", payload: { from: "a" } };
+      expect(await a.recordInbound(entry)).toBe(true);
+      expect(await b.getInbound("tg", "42")).toBeUndefined();
+      expect(await b.unfinished()).toEqual([]);
+      await b.setInboxState("tg", "42", "done");
+      expect(await b.pruneInbox(now + 1)).toBe(0);
+      expect((await a.getInbound("tg", "42"))?.state).toBe("received");
+      expect(await b.recordInbound({ ...entry, payload: { from: "b" } })).toBe(true);
+      await b.setInboxState("tg", "42", "done");
+      expect((await a.unfinished()).map((e) => e.payload)).toEqual([{ from: "a" }]);
+      expect(await b.pruneInbox(now + 1)).toBe(1);
+      expect((await a.getInbound("tg", "42"))?.payload).toEqual({ from: "a" });
+      expect(await a.recordInbound(entry)).toBe(false);
+      expect(await store.getInbound("tg", "42")).toBeUndefined();
+    });
+
+    it("closes nothing when a view is closed", async () => {
+      await store.forTenant("a").close();
+      await store.bindThread("k", "t1");
+      expect(await store.currentThread("k")).toBe("t1");
     });
 
     it("stores, finds and clears pending questions", async () => {
@@ -107,8 +217,12 @@ export function bindingStoreContract(label: string, factory: StoreFactory): void
         await store.setPending(question("t1", "q1"));
         await store.recordInbound({ channel: "tg", eventId: "1", key: "k", payload: {} });
         await store.setInboxState("tg", "1", "running");
+        await store.setChosenAgent("k", "research");
+        await store.forTenant("a").bindThread("k", "t-a", "support");
         await store.close();
         store = await reopen(clock);
+        expect(await store.chosenAgent("k")).toBe("research");
+        expect(await store.forTenant("a").currentBinding("k")).toMatchObject({ threadId: "t-a", agent: "support" });
         expect(await store.currentThread("k")).toBe("t1");
         expect((await store.findPendingByQuestionId("q1"))?.question).toBe("Which one?");
         expect((await store.findPendingByQuestionId("q1"))?.askedBy).toEqual({ id: "u1", name: "Alice" });

@@ -1,0 +1,118 @@
+/**
+ * The agent checkpointer of one tenant, over the SQLite file Antler shares with the binding
+ * store. It is LangGraph's `SqliteSaver` with the tenant added:
+ * - every checkpoint it writes has `tenant` in its metadata;
+ * - reads (`getTuple`, `list`, and what LangGraph builds on them: state, history, replay, resume)
+ *   treat another tenant's checkpoints as absent. A checkpoint without `tenant`, written before
+ *   tenants existed, is the default tenant's;
+ * - `deleteThread` deletes only this tenant's checkpoints of the thread, with their writes.
+ *
+ * The tenant is matched in SQL rather than on the newest row, so another tenant's checkpoints in a
+ * thread of the same id never hide this tenant's own. Writing costs nothing extra: `put` only adds
+ * a key to the metadata it already stores. `putWrites` is not checked: writes hang off a checkpoint
+ * id, and this saver hands out the ids of its own tenant's checkpoints only.
+ */
+import type { RunnableConfig } from "@langchain/core/runnables";
+import type { Checkpoint, CheckpointListOptions, CheckpointMetadata, CheckpointTuple } from "@langchain/langgraph-checkpoint";
+import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import type Database from "better-sqlite3";
+import { DEFAULT_TENANT } from "../storage/tenant.js";
+
+/** True for a row of `checkpoints` that belongs to `@tenant`; the default serde stores metadata as JSON. */
+const OWNED = `COALESCE(json_extract(CAST(metadata AS TEXT), '$.tenant'), '${DEFAULT_TENANT}') = @tenant`;
+
+/** Walks the primary key newest first and stops at the first owned row: usually the newest. */
+const LATEST = `SELECT checkpoint_id FROM checkpoints
+  WHERE thread_id = @thread_id AND checkpoint_ns = @checkpoint_ns AND ${OWNED}
+  ORDER BY checkpoint_id DESC LIMIT 1`;
+
+/** `metadata` in the subquery is the checkpoint's: `writes` has no such column. */
+const DELETE_WRITES = `DELETE FROM writes WHERE thread_id = @thread_id AND EXISTS (
+  SELECT 1 FROM checkpoints WHERE checkpoints.thread_id = writes.thread_id
+    AND checkpoints.checkpoint_ns = writes.checkpoint_ns AND checkpoints.checkpoint_id = writes.checkpoint_id AND ${OWNED})`;
+
+const DELETE_CHECKPOINTS = `DELETE FROM checkpoints WHERE thread_id = @thread_id AND ${OWNED}`;
+
+interface CheckpointKey {
+  thread_id: string;
+  checkpoint_ns: string;
+  checkpoint_id: string;
+}
+
+/** A `SqliteSaver` that reads and writes only `tenant`'s checkpoints in a database it shares. */
+export class TenantCheckpointSaver extends SqliteSaver {
+  private latest: Database.Statement | undefined;
+
+  constructor(
+    db: Database.Database,
+    readonly tenant: string,
+  ) {
+    super(db);
+  }
+
+  override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata): Promise<RunnableConfig> {
+    const tagged: CheckpointMetadata<{ tenant: string }> = { ...metadata, tenant: this.tenant };
+    return super.put(config, checkpoint, tagged);
+  }
+
+  override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable ?? {};
+    if (checkpoint_id) {
+      const tuple = await super.getTuple(config);
+      return tuple && this.owns(tuple.metadata) ? tuple : undefined;
+    }
+    this.setup();
+    this.latest ??= this.db.prepare(LATEST);
+    const row = this.latest.get({ thread_id, checkpoint_ns, tenant: this.tenant }) as { checkpoint_id: string } | undefined;
+    if (!row) return undefined;
+    return super.getTuple({ configurable: { thread_id, checkpoint_ns, checkpoint_id: row.checkpoint_id } });
+  }
+
+  override async *list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
+    this.setup();
+    for (const key of this.ownedKeys(config, options)) {
+      const tuple = await super.getTuple({ configurable: key });
+      if (tuple) yield tuple;
+    }
+  }
+
+  override async deleteThread(threadId: string): Promise<void> {
+    this.setup();
+    const args = { thread_id: threadId, tenant: this.tenant };
+    this.db.transaction(() => {
+      this.db.prepare(DELETE_WRITES).run(args);
+      this.db.prepare(DELETE_CHECKPOINTS).run(args);
+    })();
+  }
+
+  private owns(metadata: CheckpointMetadata | undefined): boolean {
+    const tenant = (metadata as { tenant?: unknown } | undefined)?.tenant;
+    return (tenant ?? DEFAULT_TENANT) === this.tenant;
+  }
+
+  /** The checkpoints `list` yields, newest first: SqliteSaver's conditions plus this tenant's. */
+  private ownedKeys(config: RunnableConfig, options: CheckpointListOptions | undefined): CheckpointKey[] {
+    const { thread_id, checkpoint_ns } = config.configurable ?? {};
+    const { limit, before, filter } = options ?? {};
+    const where = [OWNED];
+    const args: Record<string, unknown> = { tenant: this.tenant };
+    const add = (condition: string, values: Record<string, unknown>) => {
+      where.push(condition);
+      Object.assign(args, values);
+    };
+    if (thread_id) add("thread_id = @thread_id", { thread_id });
+    if (checkpoint_ns !== undefined && checkpoint_ns !== null) add("checkpoint_ns = @checkpoint_ns", { checkpoint_ns });
+    const beforeId = before?.configurable?.checkpoint_id;
+    if (beforeId !== undefined) add("checkpoint_id < @before", { before: beforeId });
+    const wanted = Object.entries(filter ?? {}).filter(([, value]) => value !== undefined);
+    wanted.forEach(([key, value], i) => {
+      add(`jsonb(CAST(metadata AS TEXT))->@path${i} = @value${i}`, {
+        [`path${i}`]: `$.${key}`,
+        [`value${i}`]: JSON.stringify(value),
+      });
+    });
+    const sql = `SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints WHERE ${where.join(" AND ")}
+      ORDER BY checkpoint_id DESC${limit ? ` LIMIT ${Math.trunc(limit)}` : ""}`;
+    return this.db.prepare(sql).all(args) as CheckpointKey[];
+  }
+}

@@ -13,6 +13,7 @@ import type { Logger } from "../log/logger.js";
 import { buildMiddlewareChain, type ExtraMiddleware, type RuntimeFeatures } from "./middleware/chain.js";
 import { createChatModel, selectModel } from "./models/index.js";
 import { ASK_CLARIFICATION, askClarificationTool, dedupeTools, loadConfigTools } from "./tools/index.js";
+import type { UsageSink, UsageTarget } from "./usage.js";
 
 export interface AntlerAgentParams {
   model: BaseChatModel;
@@ -28,6 +29,11 @@ export interface AntlerAgentParams {
   checkpointer?: BaseCheckpointSaver;
   /** Agent name in traces. */
   name?: string;
+  /**
+   * Where the built-in title and summarization report their model calls' usage, and the model
+   * name they report (the harness's `modelName`; the harness reports the reply turns itself).
+   */
+  usage?: UsageTarget;
 }
 
 /** The compiled agent graph that `createAntlerAgent` returns. */
@@ -45,7 +51,7 @@ export function createAntlerAgent(params: AntlerAgentParams): AntlerAgent {
   if (params.middleware) {
     middleware = params.middleware;
   } else {
-    middleware = buildMiddlewareChain(params.features, params.extraMiddleware, params.model);
+    middleware = buildMiddlewareChain(params.features, params.extraMiddleware, params.model, params.usage);
     if (!tools.some((t) => t.name === ASK_CLARIFICATION)) tools = [...tools, askClarificationTool];
   }
   return createAgent({
@@ -83,6 +89,8 @@ export interface LeadAgentOptions {
   extraMiddleware?: ExtraMiddleware[];
   /** The agent to build; `config.agent` (the default agent) when absent. */
   agent?: AgentConfig;
+  /** Receives the usage of the title and summary calls, under the model entry's name. */
+  onUsage?: UsageSink;
 }
 
 export interface LeadAgent {
@@ -113,6 +121,7 @@ export async function makeLeadAgent(config: AppConfig, options: LeadAgentOptions
     extraMiddleware: options.extraMiddleware,
     checkpointer: options.checkpointer,
     name: agentConfig.name,
+    usage: options.onUsage && { sink: options.onUsage, model: entry.name },
   });
   return { agent, modelName: entry.name, toolNames: [...tools.map((t) => t.name), ASK_CLARIFICATION] };
 }

@@ -20,6 +20,7 @@ import { McpServers } from "./mcp/index.js";
 import { AgentHarness } from "./runtime.js";
 import { ASK_CLARIFICATION, loadConfigTools } from "./tools/index.js";
 import type { Harness } from "./types.js";
+import type { UsageSink } from "./usage.js";
 
 export interface CreateHarnessOptions {
   config: AppConfig;
@@ -28,6 +29,8 @@ export interface CreateHarnessOptions {
   logger: Logger;
   /** Extra tools, besides the configured ones and those of `mcp_servers` (embedded backend only). */
   tools?: StructuredToolInterface[];
+  /** Receives the token usage of every model call the agent makes (see usage.ts). */
+  onUsage?: UsageSink;
 }
 
 /** The harness `agent.backend` names. */
@@ -36,7 +39,7 @@ export async function createAgentBackend(options: CreateHarnessOptions): Promise
   if (config.agent.backend === "remote" && config.agent.remote) {
     // The LangGraph SDK is loaded only for this backend.
     const { RemoteHarness } = await import("./remote/index.js");
-    const harness = new RemoteHarness({ settings: config.agent.remote, logger });
+    const harness = new RemoteHarness({ settings: config.agent.remote, logger, onUsage: options.onUsage });
     logger.info({ url: config.agent.remote.url, assistant: config.agent.remote.assistant_id }, "remote agent configured");
     return harness;
   }
@@ -64,6 +67,7 @@ async function createGraphHarness(options: CreateHarnessOptions, spec: string): 
       modelName: spec,
       logger,
       recursionLimit: config.agent.recursion_limit,
+      onUsage: options.onUsage,
       onClose: () => {
         db.close();
       },
@@ -96,7 +100,7 @@ export async function createHarness(options: CreateHarnessOptions): Promise<Agen
   try {
     const checkpointer = new SqliteSaver(db);
     const tools = [...extra, ...mcp.tools];
-    const lead = await makeLeadAgent(config, { baseDir, logger, tools, configTools, checkpointer });
+    const lead = await makeLeadAgent(config, { baseDir, logger, tools, configTools, checkpointer, onUsage: options.onUsage });
     logger.info({ model: lead.modelName, tools: lead.toolNames, storage: file }, "harness ready");
     return new AgentHarness({
       agent: lead.agent,
@@ -104,6 +108,7 @@ export async function createHarness(options: CreateHarnessOptions): Promise<Agen
       logger,
       recursionLimit: config.agent.recursion_limit,
       mcp,
+      onUsage: options.onUsage,
       onClose: () => {
         db.close();
       },

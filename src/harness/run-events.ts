@@ -12,15 +12,20 @@
  * `tool_start` is sent when the model's response completes; a call that loop detection then
  * strips never runs, so it gets no `tool_end`.
  *
+ * Usage: the model turns' AI messages in `updates` carry what the model reported. Each is counted
+ * once (by message id), summed into `done.usage`, and reported as `chat` when its update arrives,
+ * so a run that ends in a question, an error or a cancel still reports the turns it made.
+ *
  * Which node's text is reply text: the embedded agent's model node only. A user's graph can
  * have any nodes, so there every top-graph node counts except `tools` (a model called inside a
  * tool is not the reply) and middleware hooks (`Name.before_model` and the like).
  */
-import { type AIMessage, type BaseMessage, isAIMessage, isAIMessageChunk, isToolMessage } from "@langchain/core/messages";
+import { type BaseMessage, isAIMessage, isAIMessageChunk, isToolMessage } from "@langchain/core/messages";
 import { toClarification } from "./interrupts.js";
 import { NOTICE_FLAG } from "./middleware/loop-detection.js";
 import { ASK_CLARIFICATION } from "./tools/clarification.js";
 import type { Clarification, RunEvent, Usage } from "./types.js";
+import { addUsage, reportUsage, type UsageTarget, usageOf } from "./usage.js";
 
 /** LangGraph node names that createAgent uses. */
 export const MODEL_NODE = "model_request";
@@ -44,10 +49,17 @@ export class RunTranslator {
   turnText = "";
   /** Message id of the model turn in flight, when the model gives one. */
   turnId: string | undefined;
+  /** Usage of the run's model turns so far, each counted once. */
   usage: Usage | undefined;
   clarification: Clarification | undefined;
+  /** Ids of the messages whose usage was counted: a message may show up in more than one update. */
+  readonly #counted = new Set<string>();
 
-  constructor(private readonly replyNodes: ReplyNodes = modelNodeOnly) {}
+  /** `chatUsage`: where each model turn's usage goes, as `chat`, as soon as its message is seen. */
+  constructor(
+    private readonly replyNodes: ReplyNodes = modelNodeOnly,
+    private readonly chatUsage?: UsageTarget,
+  ) {}
 
   /** Events for one stream chunk. */
   handle(mode: string, chunk: unknown): RunEvent[] {
@@ -123,15 +135,12 @@ export class RunTranslator {
     return [];
   }
 
-  #addUsage(message: AIMessage): void {
-    const u = message.usage_metadata;
-    if (!u) return;
-    const prev = this.usage ?? { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
-    this.usage = {
-      inputTokens: prev.inputTokens + (u.input_tokens ?? 0),
-      outputTokens: prev.outputTokens + (u.output_tokens ?? 0),
-      totalTokens: prev.totalTokens + (u.total_tokens ?? 0),
-    };
+  #addUsage(message: BaseMessage): void {
+    const usage = usageOf(message);
+    if (!usage || (message.id && this.#counted.has(message.id))) return;
+    if (message.id) this.#counted.add(message.id);
+    this.usage = addUsage(this.usage, usage);
+    reportUsage(this.chatUsage, "chat", usage);
   }
 
   #interrupt(value: unknown): void {

@@ -20,6 +20,7 @@ import { closeOpenCalls, repairThread } from "./repair.js";
 import { MESSAGES, type RunErrorCode, toRunError } from "./run-errors.js";
 import { anyReplyNode, modelNodeOnly, RunTranslator, replyFromState } from "./run-events.js";
 import type { AgentStatus, Clarification, Harness, RunEvent, RunOptions, ThreadInfo } from "./types.js";
+import type { UsageSink, UsageTarget } from "./usage.js";
 
 export interface AgentHarnessOptions {
   /** A `createAgent` result (such as `createAntlerAgent`'s) or any compiled LangGraph graph. */
@@ -39,6 +40,11 @@ export interface AgentHarnessOptions {
   onClose?: () => void | Promise<void>;
   /** MCP servers whose tools the agent holds; closed (processes stopped) by `close()`. */
   mcp?: McpServers;
+  /**
+   * Receives the usage of every model turn of a run, as `chat` under `modelName`. Title and summary
+   * calls happen inside the agent: `createAntlerAgent({ usage })` reports those.
+   */
+  onUsage?: UsageSink;
 }
 
 interface ActiveRun {
@@ -75,6 +81,7 @@ export class AgentHarness implements Harness {
   readonly #logger: Logger;
   readonly #recursionLimit: number;
   readonly #onClose: (() => void | Promise<void>) | undefined;
+  readonly #chatUsage: UsageTarget | undefined;
   readonly #active = new Map<string, ActiveRun>();
   #closed = false;
   #lastError: AgentStatus["last_error"] = null;
@@ -97,6 +104,7 @@ export class AgentHarness implements Harness {
     this.#recursionLimit = options.recursionLimit ?? 50;
     this.#onClose = options.onClose;
     this.mcp = options.mcp;
+    this.#chatUsage = options.onUsage && { sink: options.onUsage, model: this.modelName };
   }
 
   run(threadId: string, text: string, options: RunOptions = {}): AsyncIterable<RunEvent> {
@@ -163,7 +171,12 @@ export class AgentHarness implements Harness {
     options.signal?.addEventListener("abort", abort, { once: true });
     if (options.signal?.aborted) controller.abort(options.signal.reason);
     const replyNodes = this.#backend === "graph" ? anyReplyNode : modelNodeOnly;
-    const run: StreamState = { before: new Set(), translator: new RunTranslator(replyNodes), started: false, ended: false };
+    const run: StreamState = {
+      before: new Set(),
+      translator: new RunTranslator(replyNodes, this.#chatUsage),
+      started: false,
+      ended: false,
+    };
     try {
       let input: unknown;
       try {

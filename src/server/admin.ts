@@ -1,6 +1,6 @@
 /**
- * Admin routes: health, readiness, channel status and restart, MCP server status, metrics and the
- * status page.
+ * Admin routes: health, readiness, channel status and restart, MCP server status, model usage,
+ * metrics and the status page.
  * `/api/*`, `/metrics` and `/` need `Authorization: Bearer <server.admin_token>`; with no token
  * configured they answer only requests from loopback.
  */
@@ -13,6 +13,7 @@ import type { HttpServer } from "./http.js";
 import { sendJson } from "./http.js";
 import type { GatewayMetrics } from "./metrics.js";
 import { renderStatusPage } from "./status-page.js";
+import type { UsageFilter } from "./usage.js";
 
 export interface AdminSource {
   reports(): ChannelReport[];
@@ -73,6 +74,12 @@ function authorize(req: IncomingMessage, res: ServerResponse, token: string | un
   if (isLoopback(req.socket.remoteAddress)) return true;
   sendJson(res, 403, { error: "the admin API answers only loopback when server.admin_token is not set" });
   return false;
+}
+
+/** The usage a request asks for: one tenant's with `?tenant=NAME`, else every tenant's. */
+function usageFilter(req: IncomingMessage): UsageFilter {
+  const tenant = new URL(req.url ?? "/", "http://localhost").searchParams.get("tenant");
+  return tenant ? { tenant } : {};
 }
 
 /** Admin routes answer while the server is paused (start-up, drain); only webhooks wait. */
@@ -140,6 +147,12 @@ export function mountAdmin(server: HttpServer, source: AdminSource, options: Adm
       if (status) sendJson(res, 200, status);
       else sendJson(res, 503, { error: "the agent backend is not started yet" });
     }),
+    OPEN,
+  );
+  server.route(
+    "GET",
+    "/api/usage",
+    guarded((req, res) => sendJson(res, 200, source.metrics.usageLedger.snapshot(usageFilter(req)))),
     OPEN,
   );
   server.route(

@@ -1,9 +1,12 @@
 /**
  * Prometheus metrics for one gateway, on its own registry (so two gateways in one process, as in
  * tests, never share counters). It observes the dispatcher; gauges read live values on scrape.
+ * Model usage goes both to counters and to the in-memory ledger behind `GET /api/usage`.
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { DispatcherObserver } from "../channels/dispatcher.js";
+import type { ModelUsage } from "../harness/usage.js";
+import { type UsageLabels, UsageLedger } from "./usage.js";
 
 export interface LiveValues {
   queueDepth(): number;
@@ -12,6 +15,8 @@ export interface LiveValues {
 
 export class GatewayMetrics implements DispatcherObserver {
   readonly registry = new Registry();
+  /** Usage since the gateway started, for `GET /api/usage`. */
+  readonly usageLedger = new UsageLedger();
   private readonly inboundTotal = new Counter({
     name: "antler_inbound_messages_total",
     help: "Messages received from users, by channel (after dedupe).",
@@ -48,6 +53,18 @@ export class GatewayMetrics implements DispatcherObserver {
     name: "antler_platform_api_errors_total",
     help: "Failed platform API calls, by channel and error code.",
     labelNames: ["channel", "code"],
+    registers: [this.registry],
+  });
+  private readonly modelTokens = new Counter({
+    name: "antler_model_tokens_total",
+    help: "Tokens the model reported, by tenant, agent, model, kind (chat, title, summarization) and type (input, output).",
+    labelNames: ["tenant", "agent", "model", "kind", "type"],
+    registers: [this.registry],
+  });
+  private readonly modelCalls = new Counter({
+    name: "antler_model_calls_total",
+    help: "Model calls that reported usage, by tenant, agent, model and kind.",
+    labelNames: ["tenant", "agent", "model", "kind"],
     registers: [this.registry],
   });
   private readonly rateLimitedTotal = new Counter({
@@ -99,5 +116,14 @@ export class GatewayMetrics implements DispatcherObserver {
 
   apiError(channel: string, code: string): void {
     this.apiErrors.inc({ channel, code });
+  }
+
+  /** Counts one model call's usage, made for `labels`' tenant and agent. */
+  usage(labels: UsageLabels, usage: ModelUsage): void {
+    const call = { tenant: labels.tenant, agent: labels.agent, model: usage.model, kind: usage.kind };
+    this.modelCalls.inc(call);
+    this.modelTokens.inc({ ...call, type: "input" }, usage.inputTokens);
+    this.modelTokens.inc({ ...call, type: "output" }, usage.outputTokens);
+    this.usageLedger.record(labels, usage);
   }
 }

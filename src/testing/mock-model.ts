@@ -45,7 +45,12 @@ export interface MockUsage {
 export type MockReply =
   /** `firstByteMs`: wait this long before answering at all (a model slow to start). */
   | { text: string; chunkSize?: number; delayMs?: number; firstByteMs?: number; usage?: MockUsage }
-  | { toolCalls: Array<{ name: string; args: Record<string, unknown>; id?: string }>; text?: string; delayMs?: number }
+  | {
+      toolCalls: Array<{ name: string; args: Record<string, unknown>; id?: string }>;
+      text?: string;
+      delayMs?: number;
+      usage?: MockUsage;
+    }
   | { fault: "http500" | "http429" | "http401" | "malformed" | "disconnect"; afterChunks?: number; retryAfterS?: number }
   /**
    * A stalled backend: answers 200, streams `afterChunks` text chunks (0 = none), then sends

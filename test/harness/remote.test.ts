@@ -9,6 +9,7 @@ import { RemoteAgentConfig } from "../../src/config/schema.js";
 import { RemoteHarness } from "../../src/harness/index.js";
 import { MESSAGES } from "../../src/harness/run-errors.js";
 import type { RunEvent } from "../../src/harness/types.js";
+import type { ModelUsage } from "../../src/harness/usage.js";
 import { freePort } from "../contract/gateway.js";
 import { collect, deltas, last } from "./helpers.js";
 import { type RemoteSubject, useLangGraphServer } from "./remote-helpers.js";
@@ -99,6 +100,30 @@ describe("what a remote run shows", () => {
     const server = await lg.server().client.threads.get(thread);
     expect(server.metadata).toMatchObject({ ...origin, user_id: "U7", user_name: "Ada", source: "antler" });
     expect((await lg.server().client.runs.list(thread)).length).toBe(2);
+  });
+});
+
+describe("usage", () => {
+  it("the usage the server's AI messages carry is reported as chat under the assistant id, each call once", async () => {
+    s = await lg.subject();
+    const reported: ModelUsage[] = [];
+    const harness = new RemoteHarness({ settings: settingsOf(s), onUsage: (u) => reported.push(u) });
+    const first = { prompt_tokens: 21, completion_tokens: 6, total_tokens: 27 };
+    const second = { prompt_tokens: 34, completion_tokens: 5, total_tokens: 39 };
+    s.mock.enqueue(
+      { toolCalls: [{ name: "lookup_weather", id: "call_u", args: { city: "Oslo" } }], usage: first },
+      { text: "Sunny in Oslo.", usage: second },
+    );
+    const events = await collect(harness.run(randomUUID(), "weather?"));
+    expect(last(events)).toMatchObject({ type: "done", text: "Sunny in Oslo." });
+    const chat = (u: typeof first): ModelUsage => ({
+      kind: "chat",
+      model: "agent",
+      inputTokens: u.prompt_tokens,
+      outputTokens: u.completion_tokens,
+      totalTokens: u.total_tokens,
+    });
+    expect(reported).toEqual([chat(first), chat(second)]);
   });
 });
 

@@ -5,6 +5,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { AgentMiddleware } from "langchain";
 import { AntlerError } from "../../errors.js";
+import type { UsageTarget } from "../usage.js";
 import { CLARIFICATION, clarificationMiddleware } from "./clarification.js";
 import { DANGLING_TOOL_CALLS, danglingToolCallsMiddleware } from "./dangling-tool-calls.js";
 import { DYNAMIC_CONTEXT, dynamicContextMiddleware } from "./dynamic-context.js";
@@ -49,7 +50,7 @@ export type ExtraMiddleware = AgentMiddleware | PlacedMiddleware;
 
 type Slot = { key: Exclude<keyof RuntimeFeatures, "clarification">; name: string; make: () => AgentMiddleware };
 
-function slots(model: BaseChatModel | undefined): Slot[] {
+function slots(model: BaseChatModel | undefined, usage: UsageTarget | undefined): Slot[] {
   const needModel = (what: string) => {
     if (!model) throw new AntlerError("agent_invalid", `the ${what} feature needs a model`);
     return model;
@@ -62,23 +63,28 @@ function slots(model: BaseChatModel | undefined): Slot[] {
     {
       key: "summarization",
       name: SUMMARIZATION,
-      make: () => antlerSummarizationMiddleware({ model: needModel("summarization") }),
+      make: () => antlerSummarizationMiddleware({ model: needModel("summarization"), usage }),
     },
-    { key: "title", name: TITLE, make: () => titleMiddleware({ model }) },
+    { key: "title", name: TITLE, make: () => titleMiddleware({ model, usage }) },
     { key: "loopDetection", name: LOOP_DETECTION, make: () => loopDetectionMiddleware() },
   ];
 }
 
 const DEFAULT_ON = new Set<string>(["loopDetection"]);
 
-/** The chain for `features`, in DeerFlow order, extras placed, clarification last. */
+/**
+ * The chain for `features`, in DeerFlow order, extras placed, clarification last. `usage` is where
+ * the built-in title and summarization report their model calls (a middleware instance passed as
+ * a feature reports only if it was built with one).
+ */
 export function buildMiddlewareChain(
   features: RuntimeFeatures = {},
   extras: readonly ExtraMiddleware[] = [],
   model?: BaseChatModel,
+  usage?: UsageTarget,
 ): AgentMiddleware[] {
   const chain: AgentMiddleware[] = [];
-  for (const slot of slots(model)) {
+  for (const slot of slots(model, usage)) {
     const setting = features[slot.key] ?? DEFAULT_ON.has(slot.key);
     if (setting === false) continue;
     chain.push(setting === true ? slot.make() : setting);

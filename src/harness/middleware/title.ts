@@ -1,13 +1,15 @@
 /**
  * Title: after the first completed turn, names the thread and stores the name in the thread's
  * state (`title`), where `Harness.getThread` reads it. With a model it asks for a short title;
- * without one, or when that call fails, it uses the start of the first user message.
+ * without one, or when that call fails, it uses the start of the first user message. The title
+ * call's usage is reported as `title`.
  */
 
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { type BaseMessage, HumanMessage, isAIMessage, isHumanMessage, SystemMessage } from "@langchain/core/messages";
 import { createMiddleware } from "langchain";
 import { z } from "zod";
+import { reportUsage, type UsageTarget, usageOf } from "../usage.js";
 
 export const TITLE = "Title";
 
@@ -16,6 +18,8 @@ export interface TitleOptions {
   model?: BaseChatModel;
   /** Longest title kept. */
   maxChars?: number;
+  /** Where the title call's token usage goes. */
+  usage?: UsageTarget;
 }
 
 function shorten(text: string, max: number): string {
@@ -26,13 +30,12 @@ function shorten(text: string, max: number): string {
   return flat.length <= max ? flat : `${flat.slice(0, max - 1).trimEnd()}…`;
 }
 
-async function askModel(model: BaseChatModel, user: string, reply: string, signal?: AbortSignal): Promise<string> {
+async function askModel(model: BaseChatModel, user: string, reply: string, signal?: AbortSignal): Promise<BaseMessage> {
   const prompt = [
     new SystemMessage("Write a title of at most six words for this conversation. Reply with the title only."),
     new HumanMessage(`User: ${user.slice(0, 1000)}\nAssistant: ${reply.slice(0, 1000)}`),
   ];
-  const answer = await model.invoke(prompt, { signal, tags: ["antler:title"] });
-  return answer.text;
+  return model.invoke(prompt, { signal, tags: ["antler:title"] });
 }
 
 export function titleMiddleware(options: TitleOptions = {}) {
@@ -49,7 +52,9 @@ export function titleMiddleware(options: TitleOptions = {}) {
       let title = "";
       if (options.model) {
         try {
-          title = await askModel(options.model, user, reply, runtime.signal);
+          const answer = await askModel(options.model, user, reply, runtime.signal);
+          reportUsage(options.usage, "title", usageOf(answer));
+          title = answer.text;
         } catch {
           // A title is a nicety: fall back to the user's own words.
         }

@@ -24,12 +24,18 @@ import { CLOSED_CALL_TEXT, closeOpenCalls, turnStored } from "../repair.js";
 import { MESSAGES } from "../run-errors.js";
 import { anyReplyNode, RunTranslator, replyFromState } from "../run-events.js";
 import type { AgentStatus, Harness, RunEvent, RunOptions, ThreadInfo } from "../types.js";
+import type { UsageSink, UsageTarget } from "../usage.js";
 import { loggable, RemoteRunError, toRemoteFailure } from "./errors.js";
 import { endedWithQuestion, messagesIn, toStreamedMessage, toUpdate } from "./messages.js";
 
 export interface RemoteHarnessOptions {
   settings: RemoteAgentConfig;
   logger?: Logger;
+  /**
+   * Receives the usage the server's AI messages carry, as `chat` under the assistant id. Model
+   * calls that write no message (a title, a summary) stay on the server and are not reported.
+   */
+  onUsage?: UsageSink;
 }
 
 const STREAM_MODES: Array<"messages-tuple" | "updates" | "values"> = ["messages-tuple", "updates", "values"];
@@ -79,6 +85,7 @@ export class RemoteHarness implements Harness {
   readonly #client: Client;
   readonly #settings: RemoteAgentConfig;
   readonly #logger: Logger;
+  readonly #chatUsage: UsageTarget | undefined;
   /** Server threads known to exist, so each is created once per process. */
   readonly #known = new Set<string>();
   readonly #active = new Map<string, AbortController>();
@@ -89,6 +96,7 @@ export class RemoteHarness implements Harness {
   constructor(options: RemoteHarnessOptions) {
     this.#settings = options.settings;
     this.#logger = options.logger ?? silentLogger();
+    this.#chatUsage = options.onUsage && { sink: options.onUsage, model: options.settings.assistant_id };
     this.#client = new Client({
       apiUrl: options.settings.url.replace(/\/+$/, ""),
       // null: never read a key from the environment; config is the only source.
@@ -208,7 +216,7 @@ export class RemoteHarness implements Harness {
     const abort = () => controller.abort(options.signal?.reason);
     options.signal?.addEventListener("abort", abort, { once: true });
     if (options.signal?.aborted) controller.abort(options.signal.reason);
-    const run: RemoteRun = { translator: new RunTranslator(anyReplyNode), ended: false };
+    const run: RemoteRun = { translator: new RunTranslator(anyReplyNode, this.#chatUsage), ended: false };
     try {
       yield* this.#stream(threadId, start, options, controller.signal, run);
     } finally {

@@ -1,11 +1,13 @@
 /**
  * `antler doctor`: checks what can be checked before going live — the config, each enabled
  * channel's credentials against its platform, each model endpoint, each MCP server (started,
- * its tools listed, then stopped) and the agent backend (a user's graph loads; a remote server
- * answers, takes the key and has the assistant). One line per check.
+ * its tools listed, then stopped), each agent's backend (a user's graph loads; a remote server
+ * answers, takes the key and has the assistant) and the routes (rules that can never match).
+ * One line per check.
  */
 import { MemorySaver } from "@langchain/langgraph";
 import { loadChannels } from "./channels/registry.js";
+import { DEFAULT_AGENT, Tenancy } from "./config/agents.js";
 import type { LoadedConfig } from "./config/loader.js";
 import type { ModelConfig } from "./config/schema.js";
 import { errorMessage } from "./errors.js";
@@ -13,6 +15,7 @@ import { loadUserGraph } from "./harness/graph.js";
 import { type McpServerReport, McpServers } from "./harness/mcp/index.js";
 import { ASK_CLARIFICATION } from "./harness/tools/index.js";
 import type { Logger } from "./log/logger.js";
+import { routeWarnings } from "./routing/index.js";
 
 export interface DoctorLine {
   ok: boolean;
@@ -48,23 +51,31 @@ export async function runDoctor(
   }
   for (const model of loaded.config.models) lines.push(await attempt(`model ${model.name}`, () => probeModel(model)));
   lines.push(...(await checkMcpServers(loaded, logger)));
-  const agent = await checkAgent(loaded, logger);
-  if (agent) lines.push(agent);
+  for (const name of new Tenancy(loaded.config).agentNames()) {
+    const agent = await checkAgent(loaded, name, logger);
+    if (agent) lines.push(agent);
+  }
+  for (const warning of routeWarnings(loaded.config)) lines.push({ ok: true, subject: "routes", detail: `warning: ${warning}` });
   return lines;
 }
 
-/** The `graph` and `remote` backends: the graph loads, or the server answers with the assistant. */
-async function checkAgent(loaded: Pick<LoadedConfig, "config" | "baseDir">, logger: Logger): Promise<DoctorLine | undefined> {
-  const { agent } = loaded.config;
+/** A `graph` or `remote` agent: the graph loads, or the server answers with the assistant. */
+async function checkAgent(
+  loaded: Pick<LoadedConfig, "config" | "baseDir">,
+  name: string,
+  logger: Logger,
+): Promise<DoctorLine | undefined> {
+  const agent = new Tenancy(loaded.config).agentConfig(name);
+  const subject = name === DEFAULT_AGENT ? "agent" : `agent ${name}`;
   if (agent.backend === "remote" && agent.remote) {
     const { RemoteHarness } = await import("./harness/remote/index.js");
     const remote = new RemoteHarness({ settings: agent.remote, logger });
-    return attempt("agent remote", () => remote.check(CHECK_TIMEOUT_MS));
+    return attempt(`${subject} remote`, () => remote.check(CHECK_TIMEOUT_MS));
   }
   if (agent.backend === "graph" && agent.graph) {
     const spec = agent.graph;
     const options = { baseDir: loaded.baseDir, checkpointer: new MemorySaver(), config: loaded.config };
-    return attempt("agent graph", async () => {
+    return attempt(`${subject} graph`, async () => {
       await loadUserGraph(spec, options);
       return `${spec} loads and is a compiled graph`;
     });

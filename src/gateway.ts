@@ -8,14 +8,14 @@ import { SqliteBindingStore } from "./bindings/sqlite.js";
 import type { BindingStore, InboxEntry } from "./bindings/types.js";
 import { Dispatcher, type DispatcherObserver } from "./channels/dispatcher.js";
 import { type ChannelReport, type ChannelSlot, instantiate, loadChannels } from "./channels/registry.js";
+import { DEFAULT_TENANT, Tenancy } from "./config/agents.js";
 import { collectSecrets, type LoadedConfig } from "./config/loader.js";
 import type { ChannelSection } from "./config/schema.js";
 import { errorMessage } from "./errors.js";
-import { createAgentBackend } from "./harness/backends.js";
-import type { McpServerReport } from "./harness/mcp/index.js";
-import { AgentHarness } from "./harness/runtime.js";
+import { AgentDirectory, type TenantMcpReport } from "./harness/directory.js";
 import type { AgentStatus, Harness } from "./harness/types.js";
 import { type Logger, secretScrubber } from "./log/logger.js";
+import { Router, routeWarnings } from "./routing/index.js";
 import { mountAdmin } from "./server/admin.js";
 import { HttpServer, httpLimits, sendJson } from "./server/http.js";
 import { GatewayMetrics } from "./server/metrics.js";
@@ -25,7 +25,7 @@ import { VERSION } from "./version.js";
 export interface GatewayOptions {
   loaded: Pick<LoadedConfig, "config" | "baseDir">;
   logger: Logger;
-  /** Use this harness instead of building the embedded one from config. */
+  /** Serves the default agent (in every tenant) instead of the one built from config. */
   harness?: Harness;
   /** Replace the config's `channels` section (e.g. `antler chat` runs only the console). */
   channels?: Record<string, ChannelSection>;
@@ -49,7 +49,8 @@ export class Gateway {
   readonly server: HttpServer;
   slots: ChannelSlot[] = [];
   store: BindingStore | undefined;
-  harness: Harness | undefined;
+  /** Every tenant's agents; built by `start`. */
+  agents: AgentDirectory | undefined;
   dispatcher: Dispatcher | undefined;
   readonly metrics: GatewayMetrics;
   readonly startedAt = Date.now();
@@ -102,9 +103,14 @@ export class Gateway {
     };
   }
 
-  /** MCP servers of the embedded harness; a remote or injected harness has none here. */
-  mcpReports(): McpServerReport[] {
-    return this.harness instanceof AgentHarness ? (this.harness.mcp?.reports() ?? []) : [];
+  /** The default agent of the default tenant: what a gateway with one agent drives. */
+  get harness(): Harness | undefined {
+    return this.agents?.primary;
+  }
+
+  /** Every tenant's MCP servers (those of embedded agents). */
+  mcpReports(): TenantMcpReport[] {
+    return this.agents?.mcpReports() ?? [];
   }
 
   /** The agent backend: what it drives and whether it answers (checked now when `probe`). */
@@ -170,19 +176,32 @@ export class Gateway {
     }
     const store = new SqliteBindingStore(path.resolve(baseDir, config.storage.path), Date.now, config.storage.synchronous);
     this.store = store;
-    this.harness = this.options.harness ?? (await createAgentBackend({ config, baseDir, logger }));
+    for (const warning of routeWarnings(config)) logger.warn(warning);
+    // The agents of every tenant that has a channel here are built now, so a broken one fails the start.
+    const channels = this.options.channels ?? config.channels;
+    const tenancy = new Tenancy(config);
+    const tenants = new Set([DEFAULT_TENANT]);
+    for (const [name, section] of Object.entries(channels)) if (section.enabled) tenants.add(tenancy.tenantOfChannel(name));
+    const agents = await AgentDirectory.open(
+      { config, baseDir, logger, harness: this.options.harness, onUsage: (who, usage) => this.metrics.usage(who, usage) },
+      [...tenants],
+    );
+    this.agents = agents;
     this.dispatcher = new Dispatcher({
       store,
-      harness: this.harness,
+      agents,
+      router: new Router(config),
       logger,
       settings: config.gateway,
       observer: this.options.observer ?? this.metrics,
     });
-    // Read what a previous process left unfinished before any channel can add new work.
-    for (const entry of await store.unfinished()) {
+    // Read what a previous process left unfinished before any channel can add new work; each
+    // tenant's inbox is read through its own view.
+    const views = tenancy.tenants().map((t) => (t === store.tenant ? store : store.forTenant(t)));
+    for (const entry of (await Promise.all(views.map((v) => v.unfinished()))).flat()) {
       this.leftovers.set(entry.channel, [...(this.leftovers.get(entry.channel) ?? []), entry]);
     }
-    this.slots = await loadChannels(this.options.channels ?? config.channels, { baseDir, logger, http: this.server });
+    this.slots = await loadChannels(channels, { baseDir, logger, http: this.server });
     if (!config.server.admin_token && this.options.serve !== false) {
       logger.warn("server.admin_token is not set: the admin API and status page answer only loopback requests");
     }
@@ -192,7 +211,9 @@ export class Gateway {
     await Promise.race([started, delay(this.options.startWaitMs ?? START_WAIT_MS)]);
     if (this.server.pausedFor === "starting") this.server.resume(); // not if stop() began meanwhile
     this.supervisor.start();
-    this.pruneTimer = setInterval(() => void store.pruneInbox(Date.now() - INBOX_KEEP_MS), 3600_000);
+    this.pruneTimer = setInterval(() => {
+      for (const view of views) void view.pruneInbox(Date.now() - INBOX_KEEP_MS);
+    }, 3600_000);
     this.pruneTimer.unref();
   }
 
@@ -242,7 +263,7 @@ export class Gateway {
           .catch((err: unknown) => this.options.logger.warn({ err, channel: slot.name }, "channel stop failed")),
       ),
     );
-    await this.harness?.close();
+    await this.agents?.close();
     await this.store?.close();
     await this.server.close();
     this.options.logger.info("antler stopped");

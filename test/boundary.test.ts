@@ -19,7 +19,8 @@ describe("layering", () => {
   const rules: Array<[string, string[]]> = [
     ["src/harness", ["src/channels", "src/bindings", "src/server"]],
     ["src/bindings", ["src/channels", "src/harness", "src/server"]],
-    ["src/config", ["src/channels", "src/harness", "src/bindings"]],
+    ["src/config", ["src/channels", "src/harness", "src/bindings", "src/routing"]],
+    ["src/routing", ["src/channels", "src/harness", "src/bindings", "src/server"]],
     ["src/storage", ["src/channels", "src/harness", "src/bindings", "src/server", "src/config"]],
     ["src/reflection", ["src/channels", "src/harness", "src/bindings", "src/config"]],
   ];

@@ -1,11 +1,11 @@
 /**
  * Chat commands. `/stop`, `/status` and `/help` answer at once, even while a reply is running;
- * `/new` waits its turn in the conversation's queue so it never cuts a reply in half.
+ * `/new` and `/agent` wait their turn in the conversation's queue so they never cut a reply in half.
  */
 
-export type CommandName = "new" | "help" | "status" | "stop";
+export type CommandName = "new" | "help" | "status" | "stop" | "agent";
 
-const KNOWN: readonly CommandName[] = ["new", "help", "status", "stop"];
+const KNOWN: readonly CommandName[] = ["new", "help", "status", "stop", "agent"];
 
 /** Commands that bypass the conversation queue. */
 export const IMMEDIATE: ReadonlySet<CommandName> = new Set(["help", "status", "stop"]);
@@ -17,12 +17,21 @@ export function parseCommand(text: string): CommandName | undefined {
   return KNOWN.find((k) => k === name);
 }
 
+/** What follows the command name (`/agent research` → `research`), trimmed; empty when nothing does. */
+export function commandArgument(text: string): string {
+  return text
+    .trim()
+    .replace(/^\/[a-z]+(?:@\S+)?/i, "")
+    .trim();
+}
+
 export const HELP_TEXT = [
   "I'm an AI assistant. Send a message and I'll answer here.",
   "",
   "Commands:",
   "- /new — start a fresh conversation (I forget what we said)",
-  "- /status — show this conversation's thread, model and whether I'm replying",
+  "- /status — show this conversation's thread, agent, model and whether I'm replying",
+  "- /agent — list the agents you can talk to here; /agent NAME switches to one (in a new conversation)",
   "- /stop — stop the reply I'm writing",
   "- /help — this list",
   "",

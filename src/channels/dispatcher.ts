@@ -6,15 +6,17 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import type { BindingStore, InboxEntry, Json, PendingQuestion } from "../bindings/types.js";
+import { DEFAULT_AGENT } from "../config/agents.js";
 import type { GatewayConfig } from "../config/schema.js";
 import { AntlerError, errorMessage } from "../errors.js";
 import { toRunError } from "../harness/run-errors.js";
 import type { Harness, RunEvent, RunOptions } from "../harness/types.js";
 import type { Logger } from "../log/logger.js";
+import type { Route, Router } from "../routing/index.js";
 import { accessDenial } from "./access.js";
 import { acknowledgeClick, mayAnswer, refuseAnswer, tellPrivately } from "./answer-rights.js";
 import { type Answer, answerFromButton, answerFromText } from "./answers.js";
-import { type CommandName, HELP_TEXT, IMMEDIATE, parseCommand } from "./commands.js";
+import { type CommandName, commandArgument, HELP_TEXT, IMMEDIATE, parseCommand } from "./commands.js";
 import { KeyedQueue, Semaphore } from "./queue.js";
 import type { ChannelSlot } from "./registry.js";
 import { closeQuestion, type RenderHooks, type RenderOutcome, renderRun, sendNotice } from "./render/index.js";
@@ -35,9 +37,19 @@ export interface DispatcherObserver {
   apiError?(channel: string, code: string): void;
 }
 
+/** Where the dispatcher finds the harness of a tenant's agent. */
+export interface AgentSource {
+  harness(tenant: string, agent: string): Promise<Harness>;
+  /** The agent's one-line description, for `/agent`. */
+  describe?(agent: string): string | undefined;
+}
+
 export interface DispatcherOptions {
+  /** The store; each channel reads and writes through the view of its tenant's rows. */
   store: BindingStore;
-  harness: Harness;
+  agents: AgentSource;
+  /** Picks the tenant and agent of a chat. */
+  router: Router;
   logger: Logger;
   settings: GatewayConfig;
   observer?: DispatcherObserver;
@@ -52,13 +64,22 @@ export const NOTICES = {
   staleQuestion: "That question is no longer open.",
   nothingToStop: "Nothing is running right now.",
   newThread: "Started a new conversation. What would you like to talk about?",
+  switchOff: "Switching agents is turned off in this chat.",
   failed: "Something went wrong while handling your message. Please try again.",
   noReply: "I finished without writing a reply. Please try again, or ask differently.",
 } as const;
 
-interface ActiveRun {
+/** A channel's tenant and the view of the store limited to that tenant's rows. */
+interface Scope {
+  tenant: string;
+  store: BindingStore;
+}
+
+/** The thread a message goes to, and the agent and harness that serve it. */
+interface ThreadTarget {
   threadId: string;
-  controller: AbortController;
+  agent: string;
+  harness: Harness;
 }
 
 /**
@@ -89,9 +110,11 @@ function runTag(slot: ChannelSlot, msg: InboundMessage): string {
 export class Dispatcher {
   private readonly queue: KeyedQueue;
   private readonly runs: Semaphore;
-  private readonly active = new Map<string, ActiveRun>();
+  /** The stop switch of each conversation's message in progress, from before its run, so /stop reaches it early. */
+  private readonly active = new Map<string, AbortController>();
   private accepting = true;
   private readonly background = new Set<Promise<void>>();
+  private readonly scopes = new Map<string, Scope>();
 
   constructor(private readonly options: DispatcherOptions) {
     this.queue = new KeyedQueue(options.settings.queue_size, (err) => options.logger.error({ err }, "queued job failed"));
@@ -146,13 +169,14 @@ export class Dispatcher {
   cancelAll(): void {
     this.accepting = false;
     const reason = new DOMException("the gateway is shutting down", "DetachError");
-    for (const run of this.active.values()) run.controller.abort(reason);
+    for (const controller of this.active.values()) controller.abort(reason);
   }
 
   private async receive(slot: ChannelSlot, msg: InboundMessage): Promise<void> {
     if (msg.fromBot) return;
     if (!this.accepting) throw new AntlerError("shutting_down", "the gateway is shutting down; deliver this again later");
-    const { store, logger } = this.options;
+    const { logger } = this.options;
+    const { store } = this.scopeOf(slot);
     const fresh = await store.recordInbound({
       channel: slot.name,
       eventId: msg.eventId,
@@ -179,7 +203,8 @@ export class Dispatcher {
 
   /** Access, commands that answer at once, then the conversation's queue. */
   private async route(slot: ChannelSlot, msg: InboundMessage): Promise<void> {
-    const { store, logger } = this.options;
+    const { logger } = this.options;
+    const { store } = this.scopeOf(slot);
     let denial = accessDenial(slot.access, msg);
     // A follow-up in a thread the bot is already part of needs no new mention, even after a restart.
     if (denial === "mention" && msg.inThread && (await store.currentThread(msg.ref.key))) denial = undefined;
@@ -203,7 +228,8 @@ export class Dispatcher {
 
   /** Marks the inbox entry running → done/failed around `work`; a failure gets a notice in the chat. */
   private async track(slot: ChannelSlot, msg: InboundMessage, work: () => Promise<void>): Promise<void> {
-    const { store, logger } = this.options;
+    const { logger } = this.options;
+    const { store } = this.scopeOf(slot);
     // Stopping: a message not started yet stays `received` for the next process.
     if (!this.accepting) return;
     await store.setInboxState(slot.name, msg.eventId, "running");
@@ -225,21 +251,41 @@ export class Dispatcher {
 
   private async handle(slot: ChannelSlot, msg: InboundMessage): Promise<void> {
     if (msg.action) return this.answerClick(slot, msg);
-    if (parseCommand(msg.text) === "new") return this.startNewThread(slot, msg.ref);
+    const command = parseCommand(msg.text);
+    if (command === "new") return this.startNewThread(slot, msg);
+    if (command === "agent") return this.agentCommand(slot, msg);
     if (msg.text.trim() === "") return void (await this.notify(slot, msg.ref, NOTICES.nonText));
-    const threadId = await this.threadFor(msg.ref.key);
-    const pending = await this.options.store.getPending(threadId);
-    if (pending) {
-      // In a shared group thread, someone else's message must neither answer nor abandon the question.
-      if (!mayAnswer(slot.access, pending, msg)) return this.refuse(slot, msg, pending);
-      return this.resume(slot, msg, pending, answerFromText(pending, msg.text));
+    const controller = this.claim(msg.ref.key);
+    try {
+      const target = await this.threadFor(slot, msg);
+      const pending = await this.scopeOf(slot).store.getPending(target.threadId);
+      if (pending) {
+        // In a shared group thread, someone else's message must neither answer nor abandon the question.
+        if (!mayAnswer(slot.access, pending, msg)) return await this.refuse(slot, msg, pending);
+        return await this.resume(slot, msg, pending, answerFromText(pending, msg.text), controller);
+      }
+      const { threadId, harness } = target;
+      await this.execute(slot, msg, threadId, (opts) => harness.run(threadId, msg.text, opts), controller);
+    } finally {
+      this.release(msg.ref.key, controller);
     }
-    await this.execute(slot, msg, threadId, (opts) => this.options.harness.run(threadId, msg.text, opts));
+  }
+
+  /** Registers the conversation's message in progress, so /stop can reach it from now on. */
+  private claim(key: string): AbortController {
+    const controller = new AbortController();
+    this.active.set(key, controller);
+    return controller;
+  }
+
+  private release(key: string, controller: AbortController): void {
+    if (this.active.get(key) === controller) this.active.delete(key);
   }
 
   private async answerClick(slot: ChannelSlot, msg: InboundMessage): Promise<void> {
     const action = msg.action!;
-    const pending = await this.options.store.findPendingByQuestionId(action.questionId);
+    // Looked up among this tenant's questions only: a forged id of another tenant's finds nothing.
+    const pending = await this.scopeOf(slot).store.findPendingByQuestionId(action.questionId);
     const answer = pending && pending.key === msg.ref.key ? answerFromButton(pending, action.buttonId) : undefined;
     if (pending && answer && !mayAnswer(slot.access, pending, msg)) return this.refuse(slot, msg, pending);
     if (!pending || !answer) {
@@ -257,8 +303,15 @@ export class Dispatcher {
     await refuseAnswer(this.channelOf(slot), msg, pending, notify, this.options.logger);
   }
 
-  private async resume(slot: ChannelSlot, msg: InboundMessage, pending: PendingQuestion, answer: Answer): Promise<void> {
-    const { store, harness } = this.options;
+  private async resume(
+    slot: ChannelSlot,
+    msg: InboundMessage,
+    pending: PendingQuestion,
+    answer: Answer,
+    controller?: AbortController,
+  ): Promise<void> {
+    const { store } = this.scopeOf(slot);
+    const harness = await this.harnessOfThread(slot, pending.key, pending.threadId);
     await store.clearPending(pending.threadId);
     const channel = this.channelOf(slot);
     if (pending.posted) {
@@ -273,7 +326,7 @@ export class Dispatcher {
     const resume = (opts: RunOptions) =>
       harness.resume(pending.threadId, answer.value, { ...opts, interruptId: pending.interruptId });
     // The run still belongs to who asked, also when an approver answered: a follow-up question is theirs too.
-    await this.execute(slot, msg, pending.threadId, resume, pending.askedBy ?? msg.user);
+    await this.execute(slot, msg, pending.threadId, resume, controller, pending.askedBy ?? msg.user);
   }
 
   /** One run: global limit, render, then store what the run left behind (a new question). */
@@ -282,12 +335,12 @@ export class Dispatcher {
     msg: InboundMessage,
     threadId: string,
     start: (opts: RunOptions) => AsyncIterable<RunEvent>,
+    claimed?: AbortController,
     asker: { id: string; name?: string } = msg.user,
   ): Promise<void> {
-    // Registered before waiting for a run slot, so /stop reaches a message that waits for one.
-    const controller = new AbortController();
     const key = msg.ref.key;
-    this.active.set(key, { threadId, controller });
+    // Registered before waiting for a run slot, so /stop reaches a message that waits for one.
+    const controller = claimed ?? this.claim(key);
     // Counted from now, so a message waiting for a run slot shows the indicator as well.
     const typing = new TypingLoop(this.channelOf(slot), msg.ref, this.options.logger);
     typing.start(this.options.settings.typing_delay_ms);
@@ -295,7 +348,7 @@ export class Dispatcher {
     if (!this.accepting || controller.signal.aborted) {
       release();
       void typing.stop();
-      this.active.delete(key);
+      this.release(key, controller);
       if (!this.accepting) throw new LeftForNextProcess("received");
       return this.notify(slot, msg.ref, `⚠️ ${toRunError(undefined, true, controller.signal.reason).message}`);
     }
@@ -315,8 +368,8 @@ export class Dispatcher {
           start({
             signal: controller.signal,
             user: msg.user,
-            context: { channel: slot.name, chat_type: msg.ref.chatType },
-            origin: { channel: slot.name, conversation: key, chat: msg.ref.chatId },
+            context: { channel: slot.name, chat_type: msg.ref.chatType, tenant: this.scopeOf(slot).tenant },
+            origin: { channel: slot.name, conversation: key, chat: msg.ref.chatId, tenant: this.scopeOf(slot).tenant },
             tag: runTag(slot, msg),
           }),
           controller.signal,
@@ -338,7 +391,7 @@ export class Dispatcher {
     } finally {
       void typing.stop();
       clearTimeout(timer);
-      this.active.delete(key);
+      this.release(key, controller);
       release();
       this.options.observer?.runFinished?.(slot.name, outcome?.kind ?? "error", (Date.now() - started) / 1000);
     }
@@ -351,7 +404,7 @@ export class Dispatcher {
     }
     if (outcome.kind === "clarification") {
       const c = outcome.clarification;
-      await this.options.store.setPending({
+      await this.scopeOf(slot).store.setPending({
         threadId,
         key,
         questionId,
@@ -372,21 +425,25 @@ export class Dispatcher {
     if (command === "stop") {
       const run = this.active.get(key);
       // The stopped run posts its own "stopped" notice; say something only when there was nothing to stop.
-      if (run) run.controller.abort();
+      if (run) run.abort();
       else await this.notify(slot, msg.ref, NOTICES.nothingToStop);
       return;
     }
-    await this.notify(slot, msg.ref, await this.statusText(key));
+    await this.notify(slot, msg.ref, await this.statusText(slot, key));
   }
 
-  private async statusText(key: string): Promise<string> {
-    const { store, harness } = this.options;
-    const threadId = await store.currentThread(key);
-    if (!threadId) return "No conversation yet: send a message to start one.";
+  private async statusText(slot: ChannelSlot, key: string): Promise<string> {
+    const { store, tenant } = this.scopeOf(slot);
+    const binding = await store.currentBinding(key);
+    if (!binding) return "No conversation yet: send a message to start one.";
+    const { threadId } = binding;
+    const agent = binding.agent ?? DEFAULT_AGENT;
+    const harness = await this.options.agents.harness(tenant, agent);
     const info = await harness.getThread(threadId);
     const pending = await store.getPending(threadId);
     const lines = [
       `Thread: ${threadId}`,
+      `Agent: ${agent}`,
       `Title: ${info?.title ?? "(none yet)"}`,
       `Model: ${info?.model ?? "(unknown)"}`,
       `Replying now: ${this.active.has(key) ? "yes" : "no"}`,
@@ -396,21 +453,103 @@ export class Dispatcher {
     return lines.join("\n");
   }
 
-  private async startNewThread(slot: ChannelSlot, ref: ConversationRef): Promise<void> {
-    const { store } = this.options;
-    const old = await store.currentThread(ref.key);
-    if (old) await store.clearPending(old);
-    await store.bindThread(ref.key, randomUUID());
-    await this.notify(slot, ref, NOTICES.newThread);
+  /** `/new`: a fresh thread with the agent this chat uses now. */
+  private async startNewThread(slot: ChannelSlot, msg: InboundMessage): Promise<void> {
+    const agent = await this.agentFor(slot, msg, this.routeOf(slot, msg));
+    await this.bindNewThread(slot, msg.ref.key, agent);
+    await this.notify(slot, msg.ref, NOTICES.newThread);
   }
 
-  private async threadFor(key: string): Promise<string> {
-    const { store } = this.options;
-    const current = await store.currentThread(key);
-    if (current) return current;
+  /** Makes a new thread served by `agent` current; the old one's open question is dropped. */
+  private async bindNewThread(slot: ChannelSlot, key: string, agent: string): Promise<string> {
+    const { store } = this.scopeOf(slot);
+    const old = await store.currentThread(key);
+    if (old) await store.clearPending(old);
     const threadId = randomUUID();
-    await store.bindThread(key, threadId);
+    await store.bindThread(key, threadId, agent);
     return threadId;
+  }
+
+  /**
+   * The thread a message goes to. A conversation keeps its thread while the agent that serves it
+   * stays the same; when routing (or a `/agent` pick) now names another agent, it moves to a new
+   * thread with that agent, and the old one stays in its history.
+   */
+  private async threadFor(slot: ChannelSlot, msg: InboundMessage): Promise<ThreadTarget> {
+    const { store, tenant } = this.scopeOf(slot);
+    const agent = await this.agentFor(slot, msg, this.routeOf(slot, msg));
+    const harness = await this.options.agents.harness(tenant, agent);
+    const current = await store.currentBinding(msg.ref.key);
+    if (current && (current.agent ?? DEFAULT_AGENT) === agent) return { threadId: current.threadId, agent, harness };
+    if (current) this.options.logger.info({ channel: slot.name, key: msg.ref.key, agent }, "conversation moves to another agent");
+    return { threadId: await this.bindNewThread(slot, msg.ref.key, agent), agent, harness };
+  }
+
+  private routeOf(slot: ChannelSlot, msg: InboundMessage): Route {
+    return this.options.router.route({
+      channel: slot.name,
+      chat: msg.ref.chatId,
+      user: msg.user.id,
+      workspace: msg.ref.workspace,
+      chatType: msg.ref.chatType,
+    });
+  }
+
+  /** The agent for a chat: the user's `/agent` pick where the route allows one, else the route's. */
+  private async agentFor(slot: ChannelSlot, msg: InboundMessage, route: Route): Promise<string> {
+    if (!route.allowSwitch) return route.agent;
+    const chosen = await this.scopeOf(slot).store.chosenAgent(msg.ref.key);
+    return chosen && route.choices.includes(chosen) ? chosen : route.agent;
+  }
+
+  /** The harness of the agent serving a thread of this conversation (its binding says which). */
+  private async harnessOfThread(slot: ChannelSlot, key: string, threadId: string): Promise<Harness> {
+    const { store, tenant } = this.scopeOf(slot);
+    const current = await store.currentBinding(key);
+    const binding =
+      current?.threadId === threadId ? current : (await store.threadHistory(key)).find((b) => b.threadId === threadId);
+    return this.options.agents.harness(tenant, binding?.agent ?? DEFAULT_AGENT);
+  }
+
+  /** `/agent` lists the agents this chat may use; `/agent NAME` moves it to a new thread with one. */
+  private async agentCommand(slot: ChannelSlot, msg: InboundMessage): Promise<void> {
+    const route = this.routeOf(slot, msg);
+    const current = await this.agentFor(slot, msg, route);
+    const wanted = commandArgument(msg.text);
+    if (!wanted) return this.notify(slot, msg.ref, this.agentList(route, current));
+    if (!route.allowSwitch) return this.notify(slot, msg.ref, `${NOTICES.switchOff} This chat talks to ${current}.`);
+    const name = route.choices.find((c) => c.toLowerCase() === wanted.toLowerCase());
+    if (!name)
+      return this.notify(slot, msg.ref, `There is no agent named "${wanted}" here. You can pick: ${route.choices.join(", ")}.`);
+    const { store } = this.scopeOf(slot);
+    if (name === current) {
+      await store.setChosenAgent(msg.ref.key, name);
+      return this.notify(slot, msg.ref, `You are already talking to ${name}.`);
+    }
+    await store.setChosenAgent(msg.ref.key, name);
+    await this.bindNewThread(slot, msg.ref.key, name);
+    await this.notify(slot, msg.ref, `Switched to ${name}. This starts a new conversation.`);
+  }
+
+  private agentList(route: Route, current: string): string {
+    const lines = route.choices.map((name) => {
+      const about = this.options.agents.describe?.(name);
+      return `- ${name}${about ? ` — ${about}` : ""}${name === current ? " (current)" : ""}`;
+    });
+    const how = route.allowSwitch ? "Switch with /agent NAME." : NOTICES.switchOff;
+    return ["Agents you can talk to here:", ...lines, "", how].join("\n");
+  }
+
+  /** A channel's tenant and the view of the store limited to that tenant's rows. */
+  private scopeOf(slot: ChannelSlot): Scope {
+    let scope = this.scopes.get(slot.name);
+    if (!scope) {
+      const tenant = this.options.router.tenantOf(slot.name);
+      const root = this.options.store;
+      scope = { tenant, store: tenant === root.tenant ? root : root.forTenant(tenant) };
+      this.scopes.set(slot.name, scope);
+    }
+    return scope;
   }
 
   /**
@@ -422,7 +561,8 @@ export class Dispatcher {
    */
   async recover(slot: ChannelSlot, entries: InboxEntry[]): Promise<InboxEntry[]> {
     const unsent: InboxEntry[] = [];
-    const { logger, store, settings } = this.options;
+    const { logger, settings } = this.options;
+    const { store } = this.scopeOf(slot);
     for (const entry of entries.filter((e) => e.channel === slot.name)) {
       const msg = entry.payload as unknown as InboundMessage;
       try {
@@ -448,10 +588,12 @@ export class Dispatcher {
    * has it; false when there is none (or it cannot be looked up), and the message is lost.
    */
   private async rejoin(slot: ChannelSlot, msg: InboundMessage): Promise<boolean> {
-    const { harness, store, logger } = this.options;
+    const { logger } = this.options;
+    const binding = await this.scopeOf(slot).store.currentBinding(msg.ref.key);
+    if (!binding) return false;
+    const { threadId } = binding;
+    const harness = await this.harnessOfThread(slot, msg.ref.key, threadId);
     if (!harness.reattach) return false;
-    const threadId = await store.currentThread(msg.ref.key);
-    if (!threadId) return false;
     // The run reads this signal once rendering starts; execute() links its own to it.
     const stop = new AbortController();
     const events = await harness

@@ -68,6 +68,8 @@ export interface ConversationRef {
   /** Platform id of the user's message to reply to, when replies should quote it. */
   replyToId?: string;
   chatType: ChatType;
+  /** The platform's workspace: Slack team id, Feishu tenant key, DingTalk corp id; routes match on it. */
+  workspace?: string;
   /** Adapter-specific data needed to post (e.g. a DingTalk sessionWebhook). */
   extra?: { [k: string]: JsonValue };
 }

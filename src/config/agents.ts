@@ -39,7 +39,8 @@ export function checkAgentsAndTenants(config: Sections): CrossIssue[] {
 
   for (const [name, agent] of Object.entries(config.agents)) {
     if (name === DEFAULT_AGENT) add(["agents", name], `"${DEFAULT_AGENT}" is the agent under agent:; give this one another name`);
-    else if (!NAME_PATTERN.test(name)) add(["agents", name], "must be letters, digits, '_', '.' or '-', starting with a letter or digit");
+    else if (!NAME_PATTERN.test(name))
+      add(["agents", name], "must be letters, digits, '_', '.' or '-', starting with a letter or digit");
     checkAgentRefs(agent, ["agents", name]);
   }
   checkAgentRefs(config.agent, ["agent"]);
@@ -60,10 +61,16 @@ export function checkAgentsAndTenants(config: Sections): CrossIssue[] {
     });
   });
 
-  const owners = { channels: new Map<string, string>(), agents: new Map<string, string>(), mcp_servers: new Map<string, string>() };
+  const owners = {
+    channels: new Map<string, string>(),
+    agents: new Map<string, string>(),
+    mcp_servers: new Map<string, string>(),
+  };
   for (const [tenant, settings] of Object.entries(config.tenants)) {
-    if (tenant === DEFAULT_TENANT) add(["tenants", tenant], `"${DEFAULT_TENANT}" is the tenant of everything no tenant lists; pick another name`);
-    else if (!NAME_PATTERN.test(tenant)) add(["tenants", tenant], "must be letters, digits, '_', '.' or '-', starting with a letter or digit");
+    if (tenant === DEFAULT_TENANT)
+      add(["tenants", tenant], `"${DEFAULT_TENANT}" is the tenant of everything no tenant lists; pick another name`);
+    else if (!NAME_PATTERN.test(tenant))
+      add(["tenants", tenant], "must be letters, digits, '_', '.' or '-', starting with a letter or digit");
     const exists = {
       channels: (n: string) => n in config.channels,
       agents: (n: string) => n in config.agents,
@@ -72,10 +79,10 @@ export function checkAgentsAndTenants(config: Sections): CrossIssue[] {
     for (const kind of ["channels", "agents", "mcp_servers"] as const) {
       settings[kind].forEach((name, i) => {
         const where = kind === "agents" ? "agents: (the default agent is shared)" : `${kind}:`;
-        if (!exists[kind](name)) return add(["tenants", tenant, kind, i], `no entry named "${name}" under ${where}`);
         const owner = owners[kind].get(name);
-        if (owner) return add(["tenants", tenant, kind, i], `"${name}" already belongs to tenant ${owner}`);
-        owners[kind].set(name, tenant);
+        if (!exists[kind](name)) add(["tenants", tenant, kind, i], `no entry named "${name}" under ${where}`);
+        else if (owner) add(["tenants", tenant, kind, i], `"${name}" already belongs to tenant ${owner}`);
+        else owners[kind].set(name, tenant);
       });
     }
   }
@@ -85,7 +92,10 @@ export function checkAgentsAndTenants(config: Sections): CrossIssue[] {
   for (const [tenant, settings] of Object.entries(config.tenants)) {
     const fallback = settings.default_agent;
     if (fallback && !tenancy.agentsFor(tenant).includes(fallback)) {
-      add(["tenants", tenant, "default_agent"], `"${fallback}" is not an agent this tenant may use: ${tenancy.agentsFor(tenant).join(", ")}`);
+      add(
+        ["tenants", tenant, "default_agent"],
+        `"${fallback}" is not an agent this tenant may use: ${tenancy.agentsFor(tenant).join(", ")}`,
+      );
     }
   }
   for (const name of agentNames) {
@@ -168,14 +178,14 @@ export class Tenancy {
     return this.config.tenants[tenant]?.default_agent ?? DEFAULT_AGENT;
   }
 
-  /** The enabled MCP servers a tenant's agent gets: those it names, or all its tenant may use. */
+  /** The MCP servers a tenant's agent gets: those it names, or all its tenant may use (disabled ones too, reported as such). */
   mcpServersFor(tenant: string, agent: string): Record<string, McpServerConfig> {
     const named = this.agentConfig(agent).mcp_servers;
     const servers: Record<string, McpServerConfig> = {};
     for (const [name, server] of Object.entries(this.config.mcp_servers)) {
       const owner = this.serverOwner.get(name);
       const usable = owner === undefined || owner === tenant;
-      if (server.enabled && usable && (named === undefined || named.includes(name))) servers[name] = server;
+      if (usable && (named === undefined || named.includes(name))) servers[name] = server;
     }
     return servers;
   }

@@ -216,9 +216,7 @@ export const RouteRule = z.strictObject({
   user: matchList().optional(),
   /** Slack team id, Feishu tenant key, DingTalk corp id, Discord guild id. */
   workspace: matchList().optional(),
-  chat_type: z
-    .preprocess((v) => (typeof v === "string" ? [v] : v), z.array(z.enum(["dm", "group"])))
-    .optional(),
+  chat_type: z.preprocess((v) => (typeof v === "string" ? [v] : v), z.array(z.enum(["dm", "group"]))).optional(),
   /** False: `/agent` cannot switch the chats this rule matches. */
   allow_switch: bool().default(true),
   /** The agents `/agent` offers in these chats; every agent of the chat's tenant when absent. */
@@ -237,18 +235,18 @@ export const TenantConfig = z.strictObject({
 });
 
 const AppConfigShape = z.strictObject({
-    server: ServerConfig,
-    storage: StorageConfig,
-    logging: LoggingConfig,
-    models: z.array(ModelConfig).default([]),
-    tools: z.array(ToolConfig).default([]),
-    mcp_servers: z.record(z.string(), McpServerConfig).default({}),
-    agent: AgentConfig,
-    agents: z.record(z.string(), AgentConfig).default({}),
-    routes: z.array(RouteRule).default([]),
-    tenants: z.record(z.string(), TenantConfig).default({}),
-    gateway: GatewayConfig,
-    channels: z.record(z.string(), ChannelSection).default({}),
+  server: ServerConfig,
+  storage: StorageConfig,
+  logging: LoggingConfig,
+  models: z.array(ModelConfig).default([]),
+  tools: z.array(ToolConfig).default([]),
+  mcp_servers: z.record(z.string(), McpServerConfig).default({}),
+  agent: AgentConfig,
+  agents: z.record(z.string(), AgentConfig).default({}),
+  routes: z.array(RouteRule).default([]),
+  tenants: z.record(z.string(), TenantConfig).default({}),
+  gateway: GatewayConfig,
+  channels: z.record(z.string(), ChannelSection).default({}),
 });
 
 /** The whole config: each section's own checks, then those across sections (agents, routes, tenants). */

@@ -1,17 +1,23 @@
 /**
- * The three agent backends behind the one `Harness` contract, chosen by `agent.backend`:
+ * The three agent backends behind the one `Harness` contract, chosen by an agent's `backend`:
  * - `embedded`: the lead agent built from config (model, tools, MCP servers, middleware);
- * - `graph`: the user's own compiled graph, loaded by reflection from `agent.graph`;
- * - `remote`: an agent on a LangGraph API server (`agent.remote`).
+ * - `graph`: the user's own compiled graph, loaded by reflection from `graph`;
+ * - `remote`: an agent on a LangGraph API server (`remote`).
  * The local two keep checkpoints in the SQLite file at `storage.path`; a remote agent keeps its
  * own on its server.
+ *
+ * `buildAgent` builds one agent from parts its caller owns. `createAgentBackend` and
+ * `createHarness` are the one-agent entry points (SDK use, tests): they open the database and
+ * start the MCP servers themselves, and the harness they return releases both when closed. The
+ * gateway builds every tenant's agents through the agent directory (directory.ts) instead.
  */
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { StructuredToolInterface } from "@langchain/core/tools";
+import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import type Database from "better-sqlite3";
-import type { AppConfig } from "../config/schema.js";
+import type { AgentConfig, AppConfig } from "../config/schema.js";
 import type { Logger } from "../log/logger.js";
 import { openDatabase } from "../storage/sqlite.js";
 import { makeLeadAgent } from "./agent.js";
@@ -33,89 +39,128 @@ export interface CreateHarnessOptions {
   onUsage?: UsageSink;
 }
 
-/** The harness `agent.backend` names. */
-export async function createAgentBackend(options: CreateHarnessOptions): Promise<Harness> {
-  const { config, logger } = options;
-  if (config.agent.backend === "remote" && config.agent.remote) {
+/** Everything one agent is built from; the caller owns (and later releases) each part. */
+export interface AgentParts {
+  config: AppConfig;
+  settings: AgentConfig;
+  baseDir: string;
+  logger: Logger;
+  /** The checkpointer of a local agent; asked for only when the agent is local. */
+  checkpointer: () => BaseCheckpointSaver;
+  /** The configured tools an embedded agent gets, already chosen. */
+  configTools: () => Promise<StructuredToolInterface[]>;
+  /** Further tools of an embedded agent (its MCP tools, extras). */
+  tools: () => Promise<StructuredToolInterface[]>;
+  onUsage?: UsageSink;
+  /** MCP servers the harness owns and closes (one-agent use). */
+  mcp?: McpServers;
+  /** Called when the harness closes, after its runs stopped. */
+  onClose?: () => void | Promise<void>;
+  /** Sees a user's graph once loaded, before it is used (throw to refuse it). */
+  onGraph?: (graph: object) => void;
+}
+
+/** Builds one agent of any backend from parts. */
+export async function buildAgent(parts: AgentParts): Promise<Harness> {
+  const { config, settings, baseDir, logger, onUsage, mcp, onClose } = parts;
+  if (settings.backend === "remote" && settings.remote) {
     // The LangGraph SDK is loaded only for this backend.
     const { RemoteHarness } = await import("./remote/index.js");
-    const harness = new RemoteHarness({ settings: config.agent.remote, logger, onUsage: options.onUsage });
-    logger.info({ url: config.agent.remote.url, assistant: config.agent.remote.assistant_id }, "remote agent configured");
-    return harness;
+    logger.info({ url: settings.remote.url, assistant: settings.remote.assistant_id }, "remote agent configured");
+    return new RemoteHarness({ settings: settings.remote, logger, onUsage });
   }
-  if (config.agent.backend === "graph" && config.agent.graph) return createGraphHarness(options, config.agent.graph);
-  return createHarness(options);
-}
-
-/** Opens the checkpoint database (WAL) at storage.path. */
-function openCheckpoints(config: AppConfig, baseDir: string): { db: Database.Database; file: string } {
-  const file = path.resolve(baseDir, config.storage.path);
-  mkdirSync(path.dirname(file), { recursive: true });
-  return { db: openDatabase(file, config.storage.synchronous), file };
-}
-
-/** The `graph` backend: the user's graph, with Antler's SQLite checkpointer unless it has one. */
-async function createGraphHarness(options: CreateHarnessOptions, spec: string): Promise<AgentHarness> {
-  const { config, baseDir, logger } = options;
-  const { db, file } = openCheckpoints(config, baseDir);
-  try {
-    const graph = await loadUserGraph(spec, { baseDir, checkpointer: new SqliteSaver(db), config });
-    logger.info({ graph: spec, storage: file }, "harness ready");
+  const recursionLimit = settings.recursion_limit;
+  if (settings.backend === "graph" && settings.graph) {
+    const graph = await loadUserGraph(settings.graph, { baseDir, checkpointer: parts.checkpointer(), config });
+    parts.onGraph?.(graph);
+    logger.info({ graph: settings.graph }, "agent ready");
     return new AgentHarness({
       agent: graph,
       backend: "graph",
-      modelName: spec,
+      modelName: settings.graph,
       logger,
-      recursionLimit: config.agent.recursion_limit,
-      onUsage: options.onUsage,
-      onClose: () => {
-        db.close();
+      recursionLimit,
+      onUsage,
+      onClose,
+    });
+  }
+  const lead = await makeLeadAgent(config, {
+    agent: settings,
+    baseDir,
+    logger,
+    tools: await parts.tools(),
+    configTools: await parts.configTools(),
+    checkpointer: parts.checkpointer(),
+    onUsage,
+  });
+  logger.info({ model: lead.modelName, tools: lead.toolNames }, "agent ready");
+  return new AgentHarness({ agent: lead.agent, modelName: lead.modelName, logger, recursionLimit, mcp, onUsage, onClose });
+}
+
+/** The harness `agent.backend` names (the default agent), owning its database and MCP servers. */
+export async function createAgentBackend(options: CreateHarnessOptions): Promise<Harness> {
+  return createOwned(options, options.config.agent);
+}
+
+/** The `embedded` backend: builds the lead agent from config, owning its database and MCP servers. */
+export async function createHarness(options: CreateHarnessOptions): Promise<AgentHarness> {
+  return (await createOwned(options, { ...options.config.agent, backend: "embedded" })) as AgentHarness;
+}
+
+/** One agent whose harness opens and releases its own database and MCP servers. */
+async function createOwned(options: CreateHarnessOptions, settings: AgentConfig): Promise<Harness> {
+  const { config, baseDir, logger } = options;
+  let db: Database.Database | undefined;
+  let mcp: McpServers | undefined;
+  const extra = options.tools ?? [];
+  const release = async () => {
+    await mcp?.close();
+    db?.close();
+  };
+  try {
+    const configTools =
+      settings.backend === "embedded"
+        ? chosenTools(config, settings, await loadConfigTools(config.tools, { baseDir, logger }))
+        : [];
+    if (settings.backend === "embedded") {
+      // MCP servers start in parallel, each bounded by its timeout; a failed one only loses its tools.
+      mcp = await McpServers.start(config.mcp_servers, {
+        baseDir,
+        logger,
+        reservedNames: [...configTools, ...extra].map((t) => t.name).concat(ASK_CLARIFICATION),
+      });
+    }
+    const started = mcp;
+    return await buildAgent({
+      config,
+      settings,
+      baseDir,
+      logger,
+      checkpointer: () => {
+        db ??= openCheckpoints(config, baseDir);
+        return new SqliteSaver(db);
       },
+      configTools: async () => configTools,
+      tools: async () => [...extra, ...(started?.tools ?? [])],
+      onUsage: options.onUsage,
+      mcp,
+      onClose: release,
     });
   } catch (err) {
-    db.close();
+    await release();
     throw err;
   }
 }
 
-/** The `embedded` backend: builds the lead agent from config. */
-export async function createHarness(options: CreateHarnessOptions): Promise<AgentHarness> {
-  const { config, baseDir, logger } = options;
-  const { db, file } = openCheckpoints(config, baseDir);
-  const extra = options.tools ?? [];
-  let configTools: StructuredToolInterface[];
-  try {
-    configTools = await loadConfigTools(config.tools, { baseDir, logger });
-  } catch (err) {
-    db.close();
-    throw err;
-  }
-  // MCP servers start in parallel, each bounded by its timeout; a failed one only loses its tools.
-  // The names the model sees are the tools' own names, which may differ from their config names.
-  const mcp = await McpServers.start(config.mcp_servers, {
-    baseDir,
-    logger,
-    reservedNames: [...configTools, ...extra].map((t) => t.name).concat(ASK_CLARIFICATION),
-  });
-  try {
-    const checkpointer = new SqliteSaver(db);
-    const tools = [...extra, ...mcp.tools];
-    const lead = await makeLeadAgent(config, { baseDir, logger, tools, configTools, checkpointer, onUsage: options.onUsage });
-    logger.info({ model: lead.modelName, tools: lead.toolNames, storage: file }, "harness ready");
-    return new AgentHarness({
-      agent: lead.agent,
-      modelName: lead.modelName,
-      logger,
-      recursionLimit: config.agent.recursion_limit,
-      mcp,
-      onUsage: options.onUsage,
-      onClose: () => {
-        db.close();
-      },
-    });
-  } catch (err) {
-    await mcp.close();
-    db.close();
-    throw err;
-  }
+/** The configured tools (`loaded`, in `tools:` order) an agent names; all of them when it names none. */
+export function chosenTools<T>(config: AppConfig, settings: AgentConfig, loaded: T[]): T[] {
+  const named = settings.tools;
+  return named ? loaded.filter((_, i) => named.includes(config.tools[i]?.name ?? "")) : loaded;
+}
+
+/** Opens the checkpoint database (WAL) at storage.path. */
+export function openCheckpoints(config: AppConfig, baseDir: string): Database.Database {
+  const file = path.resolve(baseDir, config.storage.path);
+  mkdirSync(path.dirname(file), { recursive: true });
+  return openDatabase(file, config.storage.synchronous);
 }

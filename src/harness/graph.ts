@@ -22,6 +22,8 @@ interface CompiledLike {
   updateState(config: unknown, values: unknown, asNode?: string): Promise<unknown>;
   nodes?: Record<string, unknown>;
   checkpointer?: unknown;
+  /** A compiled graph's copy with more config (LangGraph's Pregel has it). */
+  withConfig?(config: object): CompiledLike;
 }
 
 /** What the harness drives: a stream to run, state to read and repair. */
@@ -106,12 +108,18 @@ export async function loadUserGraph(
       "is not a compiled graph: export the result of StateGraph.compile() or createAgent(), or a function returning one",
     );
   }
-  // A module-level graph is one object per process: when it was given a checkpointer by an
-  // earlier load (whose database may be closed now), it gets this load's instead.
-  if (!compiled.checkpointer || given.has(compiled)) {
-    compiled.checkpointer = options.checkpointer;
-    given.add(compiled);
+  if (compiled.checkpointer && !given.has(compiled)) return value as object; // it brings its own
+  // A module-level graph is one object per process, loaded by every tenant (and again after a
+  // restart in tests): each load gets a copy holding this load's checkpointer.
+  if (value === compiled && compiled.withConfig) {
+    const copy = compiled.withConfig({});
+    copy.checkpointer = options.checkpointer;
+    return copy;
   }
+  // A createAgent() result keeps its graph private and cannot be copied: it takes this load's
+  // checkpointer (the agent directory refuses to share one between tenants).
+  compiled.checkpointer = options.checkpointer;
+  given.add(compiled);
   return value as object;
 }
 

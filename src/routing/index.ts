@@ -35,7 +35,7 @@ export interface Route {
 const MATCHERS = ["channel", "chat", "user", "workspace", "chat_type"] as const;
 type Matcher = (typeof MATCHERS)[number];
 
-function valueOf(input: RouteInput, matcher: Matcher): string | undefined {
+function inputValue(input: RouteInput, matcher: Matcher): string | undefined {
   switch (matcher) {
     case "channel":
       return input.channel;
@@ -54,7 +54,7 @@ function matches(rule: RouteRule, input: RouteInput): boolean {
   return MATCHERS.every((m) => {
     const wanted = rule[m] as readonly string[] | undefined;
     if (wanted === undefined) return true;
-    const value = valueOf(input, m);
+    const value = inputValue(input, m);
     return value !== undefined && wanted.includes(value);
   });
 }
@@ -96,7 +96,8 @@ export function routeWarnings(config: AppConfig): string[] {
   config.routes.forEach((rule, i) => {
     const at = `routes[${i}] (agent ${rule.agent})`;
     for (const m of MATCHERS) {
-      if ((rule[m] as readonly string[] | undefined)?.length === 0) warnings.push(`${at}: ${m} is an empty list, so it never matches`);
+      if ((rule[m] as readonly string[] | undefined)?.length === 0)
+        warnings.push(`${at}: ${m} is an empty list, so it never matches`);
     }
     if (rule.channel) {
       const live = rule.channel.filter((c) => config.channels[c]?.enabled);
@@ -117,6 +118,6 @@ function covers(a: RouteRule, b: RouteRule): boolean {
     const mine = a[m] as readonly string[] | undefined;
     if (mine === undefined) return true;
     const theirs = b[m] as readonly string[] | undefined;
-    return theirs !== undefined && theirs.every((v) => mine.includes(v));
+    return theirs?.every((v) => mine.includes(v));
   });
 }

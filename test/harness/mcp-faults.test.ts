@@ -11,7 +11,7 @@ import { parseConfig } from "../../src/config/loader.js";
 import { AppConfigSchema } from "../../src/config/schema.js";
 import { runDoctor } from "../../src/doctor.js";
 import { createGateway, type Gateway } from "../../src/gateway.js";
-import type { AgentHarness, McpServerReport } from "../../src/harness/index.js";
+import type { McpServerReport } from "../../src/harness/index.js";
 import { eventually, freePort, testLogger } from "../contract/gateway.js";
 import { LoopbackWorld } from "../fakes/loopback.js";
 import { type MockModel, mockModelConfig, startMockModel } from "../fakes/openai.js";
@@ -134,7 +134,7 @@ describe("MCP status for operators", () => {
     await eventually(() => world.botMessages().some((m) => m.text === "chat reply"));
     expect(toolMessages(mock.requests[1]?.messages)[0]?.text).toBe("Echo: via chat");
 
-    const live = (gateway.harness as AgentHarness).mcp?.server("everything")?.pid as number;
+    const live = gateway.agents?.mcpOf("default")?.server("everything")?.pid as number;
     expect(processExists(live)).toBe(true);
     await gateway.stop();
     gateway = undefined;

@@ -93,6 +93,7 @@ export function robotMessageToInbound(name: string, scope: SessionScope, msg: Ro
     key: conversationKey(name, corp, { direct, cid: msg.conversationId, user, scope }),
     chatId: msg.conversationId,
     chatType: direct ? "direct" : "group",
+    ...(corp !== "-" ? { workspace: corp } : {}),
     replyToId: msg.msgId,
     extra,
   };

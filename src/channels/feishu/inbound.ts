@@ -66,6 +66,7 @@ export function translateMessage(ctx: InboundContext, data: MessageEvent): Inbou
     channel: ctx.channel,
     key: conversationKey(ctx.channel, data.tenant_key, m.chat_id, rootId),
     chatId: m.chat_id,
+    ...(data.tenant_key ? { workspace: data.tenant_key } : {}),
     replyToId: m.message_id,
     chatType: group ? "group" : "direct",
   };
@@ -100,6 +101,7 @@ export function translateClick(channel: string, data: CardActionEvent): InboundM
     channel,
     key: conversationKey(channel, data.tenant_key, chatId, rootId),
     chatId,
+    ...(data.tenant_key ? { workspace: data.tenant_key } : {}),
     replyToId: messageId,
     chatType: group ? "group" : "direct",
   };

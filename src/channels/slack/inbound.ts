@@ -120,6 +120,7 @@ export function fromMention(body: SlackEventBody, ctx: InboundContext): InboundM
     channel: ctx.name,
     key: conversationKey(ctx.name, team, event.channel, thread),
     chatId: event.channel,
+    ...(team ? { workspace: team } : {}),
     threadId: thread,
     replyToId: event.ts,
     chatType: "group",
@@ -146,6 +147,7 @@ export function fromMessage(body: SlackEventBody, ctx: InboundContext): InboundM
     channel: ctx.name,
     key: conversationKey(ctx.name, team, event.channel, thread),
     chatId: event.channel,
+    ...(team ? { workspace: team } : {}),
     // A DM reply stays where the user wrote: top level, or the DM thread they used.
     threadId: direct ? event.thread_ts : thread,
     replyToId: event.ts,
@@ -194,6 +196,7 @@ export function fromAction(body: SlackActionBody, ctx: InboundContext): InboundM
       channel: ctx.name,
       key: conversationKey(ctx.name, team, channel, thread),
       chatId: channel,
+      ...(team ? { workspace: team } : {}),
       threadId: direct ? threadTs : thread,
       chatType: direct ? "direct" : "group",
       extra: { team, user },

@@ -24,8 +24,9 @@ export interface StartMcpOptions {
 export class McpServers {
   private constructor(
     readonly servers: McpServer[],
-    /** The tools the agent gets, in config order. */
+    /** Every server's tools, in config order. */
     readonly tools: StructuredToolInterface[],
+    private readonly byServer: ReadonlyMap<string, StructuredToolInterface[]>,
   ) {}
 
   /** Starts every enabled server and waits until each is ready or has failed (never throws). */
@@ -39,16 +40,24 @@ export class McpServers {
     for (const d of dropped) {
       options.logger.warn({ mcp: d.server, tool: d.tool, name: d.name }, "MCP tool left out: its name is taken");
     }
-    const tools: StructuredToolInterface[] = [];
+    const byServer = new Map<string, StructuredToolInterface[]>();
     for (const server of servers) {
       const own = names.get(server.name) ?? new Map<string, string>();
+      const tools: StructuredToolInterface[] = [];
       for (const listed of server.listed) {
         const exposed = own.get(listed.name);
         if (exposed) tools.push(forwardingTool(server, listed, exposed));
       }
+      byServer.set(server.name, tools);
       server.exposed = [...own.values()];
     }
-    return new McpServers(servers, tools);
+    return new McpServers(servers, [...byServer.values()].flat(), byServer);
+  }
+
+  /** The tools of the named servers, in config order. */
+  toolsOf(names: Iterable<string>): StructuredToolInterface[] {
+    const wanted = new Set(names);
+    return [...this.byServer].flatMap(([name, tools]) => (wanted.has(name) ? tools : []));
   }
 
   /** A server by its config name. */

@@ -16,7 +16,7 @@ import { AgentDirectory, type TenantMcpReport } from "./harness/directory.js";
 import type { AgentStatus, Harness } from "./harness/types.js";
 import { type Logger, secretScrubber } from "./log/logger.js";
 import { Router, routeWarnings } from "./routing/index.js";
-import { mountAdmin } from "./server/admin.js";
+import { mountAdmin, type TenantAgentStatus } from "./server/admin.js";
 import { HttpServer, httpLimits, sendJson } from "./server/http.js";
 import { GatewayMetrics } from "./server/metrics.js";
 import { Supervisor, type SupervisorOptions } from "./supervisor.js";
@@ -56,6 +56,7 @@ export class Gateway {
   readonly startedAt = Date.now();
   private pruneTimer: NodeJS.Timeout | undefined;
   private readonly supervisor: Supervisor;
+  private readonly tenancy: Tenancy;
   /**
    * Messages a previous process accepted but never finished, by channel, until that channel is
    * up and their notice is out. A channel that fails at first start gets them on a later restart.
@@ -77,7 +78,11 @@ export class Gateway {
       queueDepth: () => this.dispatcher?.queueDepth ?? 0,
       activeRuns: () => this.dispatcher?.activeRuns ?? 0,
     });
-    mountAdmin(this.server, this, { adminToken: config.server.admin_token || undefined, version: VERSION });
+    this.tenancy = new Tenancy(config);
+    const tenantTokens = Object.fromEntries(
+      Object.entries(config.tenants).flatMap(([tenant, t]) => (t.admin_token ? [[tenant, t.admin_token]] : [])),
+    );
+    mountAdmin(this.server, this, { adminToken: config.server.admin_token || undefined, tenantTokens, version: VERSION });
     this.supervisor = new Supervisor(
       () => this.slots,
       (slot) => this.restartSlot(slot),
@@ -114,13 +119,26 @@ export class Gateway {
   }
 
   /** The agent backend: what it drives and whether it answers (checked now when `probe`). */
-  async agentStatus(probe = false): Promise<AgentStatus | undefined> {
-    const status = await this.harness?.status?.(probe);
-    if (!status) return undefined;
+  /** Every agent instance built so far, by tenant and agent, with its status. */
+  async agentStatuses(probe = false): Promise<TenantAgentStatus[]> {
+    return (await this.agents?.statuses(probe))?.map((s) => this.scrubStatus(s)) ?? [];
+  }
+
+  /** The tenant a channel belongs to. */
+  tenantOf(channel: string): string {
+    return this.tenancy.tenantOfChannel(channel);
+  }
+
+  private scrubStatus<S extends AgentStatus>(status: S): S {
     return {
       ...status,
       last_error: status.last_error && { ...status.last_error, message: this.scrub(status.last_error.message) },
     };
+  }
+
+  async agentStatus(probe = false): Promise<AgentStatus | undefined> {
+    const status = await this.harness?.status?.(probe);
+    return status && this.scrubStatus(status);
   }
 
   /** Restarts a channel by name (admin API); undefined when there is no such channel. */
@@ -179,7 +197,7 @@ export class Gateway {
     for (const warning of routeWarnings(config)) logger.warn(warning);
     // The agents of every tenant that has a channel here are built now, so a broken one fails the start.
     const channels = this.options.channels ?? config.channels;
-    const tenancy = new Tenancy(config);
+    const tenancy = this.tenancy;
     const tenants = new Set([DEFAULT_TENANT]);
     for (const [name, section] of Object.entries(channels)) if (section.enabled) tenants.add(tenancy.tenantOfChannel(name));
     const agents = await AgentDirectory.open(

@@ -27,7 +27,7 @@ export interface CrossIssue {
 }
 
 /** The parts of the config these checks read (the schema passes its parsed value before the cross-checks). */
-type Sections = Pick<AppConfig, "agent" | "agents" | "routes" | "tenants" | "tools" | "mcp_servers" | "channels">;
+type Sections = Pick<AppConfig, "server" | "agent" | "agents" | "routes" | "tenants" | "tools" | "mcp_servers" | "channels">;
 
 /** Every problem that spans sections: unknown names, names claimed twice, routes across tenants. */
 export function checkAgentsAndTenants(config: Sections): CrossIssue[] {
@@ -60,6 +60,16 @@ export function checkAgentsAndTenants(config: Sections): CrossIssue[] {
       if (!agentNames.has(name)) add(["routes", i, "switch_to", j], `no agent named "${name}": ${known}`);
     });
   });
+
+  const tokens = new Map<string, string>();
+  if (config.server.admin_token) tokens.set(config.server.admin_token, "server.admin_token");
+  for (const [tenant, settings] of Object.entries(config.tenants)) {
+    const token = settings.admin_token;
+    if (!token) continue;
+    const taken = tokens.get(token);
+    if (taken) add(["tenants", tenant, "admin_token"], `is the same as ${taken}: each admin token must be its own`);
+    else tokens.set(token, `tenants.${tenant}.admin_token`);
+  }
 
   const owners = {
     channels: new Map<string, string>(),
@@ -188,13 +198,5 @@ export class Tenancy {
       if (usable && (named === undefined || named.includes(name))) servers[name] = server;
     }
     return servers;
-  }
-
-  /** The tenant whose admin token this is; undefined when no tenant has it. */
-  tenantOfAdminToken(token: string): string | undefined {
-    for (const [tenant, settings] of Object.entries(this.config.tenants)) {
-      if (settings.admin_token && settings.admin_token === token) return tenant;
-    }
-    return undefined;
   }
 }

@@ -3,6 +3,10 @@
  * metrics and the status page.
  * `/api/*`, `/metrics` and `/` need `Authorization: Bearer <server.admin_token>`; with no token
  * configured they answer only requests from loopback.
+ *
+ * A tenant's `admin_token` opens the same routes limited to that tenant: its channels (another
+ * tenant's answer 404, as if they did not exist), its MCP clients, its agents and its usage.
+ * `/metrics` spans every tenant, so a tenant token gets 403 there.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -19,18 +23,29 @@ export interface AdminSource {
   reports(): ChannelReport[];
   report(name: string): ChannelReport | undefined;
   restart(name: string): Promise<ChannelReport | undefined>;
-  /** State and tools of each configured MCP server; empty until the harness is up. */
-  mcpReports(): McpServerReport[];
-  /** The agent backend and whether it answers; `probe` checks now. Undefined until the harness is up. */
+  /** State and tools of each tenant's MCP servers; empty until the agents are up. */
+  mcpReports(): (McpServerReport & { tenant: string })[];
+  /** The default agent's backend and whether it answers; `probe` checks now. Undefined until the agents are up. */
   agentStatus(probe?: boolean): Promise<AgentStatus | undefined>;
+  /** Every agent instance (tenant × agent) with its status. */
+  agentStatuses(probe?: boolean): Promise<TenantAgentStatus[]>;
+  /** The tenant a channel belongs to. */
+  tenantOf(channel: string): string;
   readonly metrics: GatewayMetrics;
   readonly startedAt: number;
 }
 
+export type TenantAgentStatus = AgentStatus & { tenant: string; agent: string };
+
 export interface AdminOptions {
   adminToken: string | undefined;
+  /** Each tenant's admin token, by tenant; tenants without one are absent. */
+  tenantTokens?: Record<string, string>;
   version: string;
 }
+
+/** Who a request speaks for: the whole server, or one tenant. */
+type Caller = { tenant: undefined } | { tenant: string };
 
 /** True for addresses of this machine's loopback interface (all of 127.0.0.0/8 and ::1). */
 export function isLoopback(address: string | undefined): boolean {
@@ -56,11 +71,22 @@ function presentedToken(req: IncomingMessage): string | undefined {
   return undefined;
 }
 
-/** True when the request may use the admin API; otherwise it has been answered with 401/403. */
-function authorize(req: IncomingMessage, res: ServerResponse, token: string | undefined): boolean {
+/** The tenant whose admin token was presented, if any (every token is compared, in constant time each). */
+function tenantOfToken(presented: string | undefined, tokens: Record<string, string>): string | undefined {
+  if (presented === undefined) return undefined;
+  let found: string | undefined;
+  for (const [tenant, token] of Object.entries(tokens)) if (tokenMatches(presented, token)) found = tenant;
+  return found;
+}
+
+/** Who may use the admin API with this request; undefined when it has been answered with 401/403. */
+function authorize(req: IncomingMessage, res: ServerResponse, options: AdminOptions): Caller | undefined {
+  const token = options.adminToken;
+  const presented = presentedToken(req);
+  const tenant = tenantOfToken(presented, options.tenantTokens ?? {});
+  if (tenant !== undefined) return { tenant };
   if (token) {
-    const presented = presentedToken(req);
-    if (presented !== undefined && tokenMatches(presented, token)) return true;
+    if (presented !== undefined && tokenMatches(presented, token)) return { tenant: undefined };
     sendJson(
       res,
       401,
@@ -69,27 +95,42 @@ function authorize(req: IncomingMessage, res: ServerResponse, token: string | un
         "www-authenticate": 'Bearer realm="antler"',
       },
     );
-    return false;
+    return undefined;
   }
-  if (isLoopback(req.socket.remoteAddress)) return true;
+  if (isLoopback(req.socket.remoteAddress)) return { tenant: undefined };
   sendJson(res, 403, { error: "the admin API answers only loopback when server.admin_token is not set" });
-  return false;
+  return undefined;
 }
 
-/** The usage a request asks for: one tenant's with `?tenant=NAME`, else every tenant's. */
-function usageFilter(req: IncomingMessage): UsageFilter {
-  const tenant = new URL(req.url ?? "/", "http://localhost").searchParams.get("tenant");
-  return tenant ? { tenant } : {};
+/** The usage a request asks for: one tenant's with `?tenant=NAME`, else every tenant's; a tenant's caller sees only its own. */
+function usageFilter(req: IncomingMessage, caller: Caller): UsageFilter | undefined {
+  const asked = new URL(req.url ?? "/", "http://localhost").searchParams.get("tenant") ?? undefined;
+  if (caller.tenant === undefined) return asked ? { tenant: asked } : {};
+  return asked === undefined || asked === caller.tenant ? { tenant: caller.tenant } : undefined;
+}
+
+/** Whether the caller may see this tenant's things. */
+function sees(caller: Caller, tenant: string): boolean {
+  return caller.tenant === undefined || caller.tenant === tenant;
 }
 
 /** Admin routes answer while the server is paused (start-up, drain); only webhooks wait. */
 const OPEN = { alwaysOpen: true };
 
 export function mountAdmin(server: HttpServer, source: AdminSource, options: AdminOptions): void {
-  const guarded =
-    (handler: (req: IncomingMessage, res: ServerResponse, params: Record<string, string>) => unknown) =>
-    (req: IncomingMessage, res: ServerResponse, params: Record<string, string>) =>
-      authorize(req, res, options.adminToken) ? handler(req, res, params) : undefined;
+  type Handler = (req: IncomingMessage, res: ServerResponse, params: Record<string, string>, caller: Caller) => unknown;
+  const guarded = (handler: Handler) => (req: IncomingMessage, res: ServerResponse, params: Record<string, string>) => {
+    const caller = authorize(req, res, options);
+    return caller ? handler(req, res, params, caller) : undefined;
+  };
+  /** The channel reports a caller may see. */
+  const reports = (caller: Caller) => source.reports().filter((r) => sees(caller, source.tenantOf(r.name)));
+  /** A channel the caller may see, or a 404 already sent. */
+  const visible = (res: ServerResponse, name: string, caller: Caller): boolean => {
+    if (source.report(name) && sees(caller, source.tenantOf(name))) return true;
+    sendJson(res, 404, { error: `no channel named ${name}` });
+    return false;
+  };
 
   // Ready = started, not draining, and every enabled channel connected. Before the channels
   // are loaded the list is empty, so the server's own state must say "not yet".
@@ -110,41 +151,46 @@ export function mountAdmin(server: HttpServer, source: AdminSource, options: Adm
   server.route(
     "GET",
     "/api/channels",
-    guarded((_req, res) => sendJson(res, 200, { channels: source.reports() })),
+    guarded((_req, res, _params, caller) => sendJson(res, 200, { channels: reports(caller) })),
     OPEN,
   );
   server.route(
     "GET",
     "/api/channels/:name",
-    guarded((_req, res, params) => {
-      const report = source.report(params.name ?? "");
-      if (report) sendJson(res, 200, report);
-      else sendJson(res, 404, { error: `no channel named ${params.name}` });
+    guarded((_req, res, params, caller) => {
+      const name = params.name ?? "";
+      if (visible(res, name, caller)) sendJson(res, 200, source.report(name));
     }),
     OPEN,
   );
   server.route(
     "POST",
     "/api/channels/:name/restart",
-    guarded(async (_req, res, params) => {
-      const report = await source.restart(params.name ?? "");
+    guarded(async (_req, res, params, caller) => {
+      const name = params.name ?? "";
+      if (!visible(res, name, caller)) return;
+      const report = await source.restart(name);
       if (report) sendJson(res, 200, report);
-      else sendJson(res, 404, { error: `no channel named ${params.name}` });
+      else sendJson(res, 404, { error: `no channel named ${name}` });
     }),
     OPEN,
   );
   server.route(
     "GET",
     "/api/mcp",
-    guarded((_req, res) => sendJson(res, 200, { servers: source.mcpReports() })),
+    guarded((_req, res, _params, caller) =>
+      sendJson(res, 200, { servers: source.mcpReports().filter((r) => sees(caller, r.tenant)) }),
+    ),
     OPEN,
   );
   server.route(
     "GET",
     "/api/agent",
-    guarded(async (_req, res) => {
-      const status = await source.agentStatus(true);
-      if (status) sendJson(res, 200, status);
+    guarded(async (_req, res, _params, caller) => {
+      const agents = (await source.agentStatuses(true)).filter((a) => sees(caller, a.tenant));
+      // The server's caller gets the default agent's fields at the top, as before tenants.
+      const main = caller.tenant === undefined ? await source.agentStatus() : agents[0];
+      if (main) sendJson(res, 200, { ...main, agents });
       else sendJson(res, 503, { error: "the agent backend is not started yet" });
     }),
     OPEN,
@@ -152,13 +198,20 @@ export function mountAdmin(server: HttpServer, source: AdminSource, options: Adm
   server.route(
     "GET",
     "/api/usage",
-    guarded((req, res) => sendJson(res, 200, source.metrics.usageLedger.snapshot(usageFilter(req)))),
+    guarded((req, res, _params, caller) => {
+      const filter = usageFilter(req, caller);
+      if (filter) sendJson(res, 200, source.metrics.usageLedger.snapshot(filter));
+      else sendJson(res, 403, { error: "a tenant's admin token reads only that tenant's usage" });
+    }),
     OPEN,
   );
   server.route(
     "GET",
     "/metrics",
-    guarded(async (_req, res) => {
+    guarded(async (_req, res, _params, caller) => {
+      if (caller.tenant !== undefined) {
+        return sendJson(res, 403, { error: "/metrics spans every tenant: use server.admin_token (a tenant reads /api/usage)" });
+      }
       const body = await source.metrics.registry.metrics();
       res.writeHead(200, { "content-type": source.metrics.registry.contentType });
       res.end(body);
@@ -168,9 +221,9 @@ export function mountAdmin(server: HttpServer, source: AdminSource, options: Adm
   server.route(
     "GET",
     "/",
-    guarded((_req, res) => {
+    guarded((_req, res, _params, caller) => {
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-      res.end(renderStatusPage(source.reports(), { version: options.version, startedAt: source.startedAt }));
+      res.end(renderStatusPage(reports(caller), { version: options.version, startedAt: source.startedAt }));
     }),
     OPEN,
   );

@@ -34,6 +34,10 @@ export interface TestGatewayOptions {
   harness?: Harness;
   /** How long stop() lets running replies finish before cancelling them. */
   drainMs?: number;
+  /** More top-level config sections (`agents`, `routes`, `tenants`, `mcp_servers`, `tools`, …). */
+  sections?: Record<string, unknown>;
+  /** More `models:` entries after the mock model's (named `mock`). */
+  models?: Record<string, unknown>[];
 }
 
 export interface TestGateway {
@@ -70,10 +74,11 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     server: { host: "127.0.0.1", port, ...options.server },
     storage: { path: path.join(dir, "antler.db") },
     logging: { level: "silent" },
-    models: [{ ...mockModelConfig(model), max_retries: 0, ...options.modelConfig }],
+    models: [{ ...mockModelConfig(model), max_retries: 0, ...options.modelConfig }, ...(options.models ?? [])],
     agent: options.agent ?? {},
     gateway: options.gateway ?? {},
     channels: options.channels,
+    ...options.sections,
   });
   const gateway = createGateway({
     loaded: { config, baseDir: dir },

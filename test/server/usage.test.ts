@@ -69,6 +69,8 @@ describe("GET /api/usage and /metrics", () => {
       restart: async () => undefined,
       mcpReports: () => [],
       agentStatus: async () => undefined,
+      agentStatuses: async () => [],
+      tenantOf: () => "default",
       metrics,
       startedAt: Date.now(),
     };

@@ -32,9 +32,11 @@ describe("GET /api/agent", () => {
     const world = new LoopbackWorld();
     gw = await startTestGateway({ channels: { loop: world.channelConfig() }, server: { admin_token: TOKEN } });
     expect((await fetch(`${gw.url}/api/agent`)).status).toBe(401);
+    const healthy = { backend: "embedded", target: "model mock", reachable: true, last_error: null };
+    // The default agent's fields, and every agent instance by tenant.
     expect(await agentStatus()).toEqual({
       status: 200,
-      body: { backend: "embedded", target: "model mock", reachable: true, last_error: null },
+      body: { ...healthy, agents: [{ tenant: "default", agent: "default", ...healthy }] },
     });
     gw.model.enqueue({ fault: "http401" });
     await world.userSays("hello");

@@ -49,14 +49,19 @@ export {
 export { createGateway, Gateway, type GatewayOptions } from "./gateway.js";
 // The agent.
 export {
+  AgentDirectory,
   createAgentBackend,
   createAntlerAgent,
   type GraphFactoryArgs,
+  type ModelUsage,
   makeLeadAgent,
   RemoteHarness,
   type RuntimeFeatures,
+  TenantCheckpointSaver,
+  type UsageSink,
 } from "./harness/index.js";
 export type { AgentStatus, Clarification, Harness, RunEvent, RunOptions, ThreadInfo } from "./harness/types.js";
-
 // Plug-ins by path.
 export { resolveClass, resolveVariable } from "./reflection/index.js";
+// Routing chats to agents.
+export { type Route, type RouteInput, Router } from "./routing/index.js";

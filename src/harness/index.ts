@@ -10,7 +10,9 @@ export {
   type LeadAgentOptions,
   makeLeadAgent,
 } from "./agent.js";
-export { type CreateHarnessOptions, createAgentBackend, createHarness } from "./backends.js";
+export { type AgentParts, buildAgent, type CreateHarnessOptions, createAgentBackend, createHarness } from "./backends.js";
+export { TenantCheckpointSaver } from "./checkpoints.js";
+export { AgentDirectory, type AgentDirectoryOptions, type AgentEntry, type TenantMcpReport } from "./directory.js";
 export { type GraphFactoryArgs, loadUserGraph } from "./graph.js";
 export { McpServer, type McpServerReport, type McpServerState, McpServers } from "./mcp/index.js";
 export {
@@ -26,3 +28,4 @@ export type { RunErrorCode } from "./run-errors.js";
 export { AgentHarness, type AgentHarnessOptions } from "./runtime.js";
 export { ASK_CLARIFICATION, askClarificationTool, loadConfigTools } from "./tools/index.js";
 export type { AgentStatus, Clarification, Harness, RunEvent, RunOptions, RunUser, ThreadInfo, Usage } from "./types.js";
+export type { ModelUsage, UsageKind, UsageSink } from "./usage.js";

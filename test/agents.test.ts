@@ -222,6 +222,35 @@ describe("a route changed between restarts", () => {
   });
 });
 
+describe("an agent removed from the config", () => {
+  it("/status says so, its open question is stale, and the next message starts a thread with the routed agent", async () => {
+    const [first, second] = await mocks(2);
+    const world = new LoopbackWorld();
+    const dir = newDir();
+    const gw = await boot({ ...twoAgents(first!, second!), dir, channels: { loop: world } });
+    await world.userSays("/agent research");
+    await postedStarting(world, "Switched to research");
+    second!.enqueue({
+      toolCalls: [{ name: "ask_clarification", args: { question: "Which field?", options: ["Birds", "Fish"] } }],
+    });
+    await world.userSays("study something");
+    await eventually(() => world.botMessages().find((m) => m.buttons.length === 2), 8_000, "the question");
+    await gw.stop();
+
+    const { agents: _gone, ...withoutResearch } = twoAgents(first!, second!);
+    await boot({ ...withoutResearch, dir, channels: { loop: world } });
+    await world.userSays("/status");
+    await postedStarting(world, "Thread:");
+    expect(texts(world).at(-1)).toContain("Agent: research (no longer configured");
+    await world.click("Birds");
+    await posted(world, NOTICES.staleQuestion);
+    first!.setDefault({ text: "general here" });
+    await world.userSays("hello again");
+    await posted(world, "general here");
+    expect(second!.requests).toHaveLength(1);
+  });
+});
+
 describe("tenants", () => {
   /** Tenant a owns loopA and agent alpha (on modelA); tenant b owns loopB and beta (on modelB). */
   async function twoTenants() {

@@ -40,6 +40,8 @@ export interface DispatcherObserver {
 /** Where the dispatcher finds the harness of a tenant's agent. */
 export interface AgentSource {
   harness(tenant: string, agent: string): Promise<Harness>;
+  /** Whether the tenant's chats may use this agent (false for one removed from the config). */
+  serves(tenant: string, agent: string): boolean;
   /** The agent's one-line description, for `/agent`. */
   describe?(agent: string): string | undefined;
 }
@@ -288,7 +290,10 @@ export class Dispatcher {
     const pending = await this.scopeOf(slot).store.findPendingByQuestionId(action.questionId);
     const answer = pending && pending.key === msg.ref.key ? answerFromButton(pending, action.buttonId) : undefined;
     if (pending && answer && !mayAnswer(slot.access, pending, msg)) return this.refuse(slot, msg, pending);
-    if (!pending || !answer) {
+    // A question of an agent the config no longer has cannot be resumed.
+    const gone = pending && !(await this.servesThread(slot, pending.key, pending.threadId));
+    if (pending && gone) await this.scopeOf(slot).store.clearPending(pending.threadId);
+    if (!pending || !answer || gone) {
       const { logger } = this.options;
       if (await tellPrivately(this.channelOf(slot), msg, NOTICES.staleQuestion, logger)) return;
       return void (await this.notify(slot, msg.ref, NOTICES.staleQuestion));
@@ -438,8 +443,11 @@ export class Dispatcher {
     if (!binding) return "No conversation yet: send a message to start one.";
     const { threadId } = binding;
     const agent = binding.agent ?? DEFAULT_AGENT;
-    const harness = await this.options.agents.harness(tenant, agent);
-    const info = await harness.getThread(threadId);
+    const { agents } = this.options;
+    if (!agents.serves(tenant, agent)) {
+      return [`Thread: ${threadId}`, `Agent: ${agent} (no longer configured: your next message starts a new thread)`].join("\n");
+    }
+    const info = await (await agents.harness(tenant, agent)).getThread(threadId);
     const pending = await store.getPending(threadId);
     const lines = [
       `Thread: ${threadId}`,
@@ -502,13 +510,22 @@ export class Dispatcher {
     return chosen && route.choices.includes(chosen) ? chosen : route.agent;
   }
 
-  /** The harness of the agent serving a thread of this conversation (its binding says which). */
-  private async harnessOfThread(slot: ChannelSlot, key: string, threadId: string): Promise<Harness> {
-    const { store, tenant } = this.scopeOf(slot);
+  /** The agent serving a thread of this conversation (its binding says which). */
+  private async agentOfThread(slot: ChannelSlot, key: string, threadId: string): Promise<string> {
+    const { store } = this.scopeOf(slot);
     const current = await store.currentBinding(key);
     const binding =
       current?.threadId === threadId ? current : (await store.threadHistory(key)).find((b) => b.threadId === threadId);
-    return this.options.agents.harness(tenant, binding?.agent ?? DEFAULT_AGENT);
+    return binding?.agent ?? DEFAULT_AGENT;
+  }
+
+  private async harnessOfThread(slot: ChannelSlot, key: string, threadId: string): Promise<Harness> {
+    return this.options.agents.harness(this.scopeOf(slot).tenant, await this.agentOfThread(slot, key, threadId));
+  }
+
+  /** Whether the agent of a thread is still one this channel's tenant may use. */
+  private async servesThread(slot: ChannelSlot, key: string, threadId: string): Promise<boolean> {
+    return this.options.agents.serves(this.scopeOf(slot).tenant, await this.agentOfThread(slot, key, threadId));
   }
 
   /** `/agent` lists the agents this chat may use; `/agent NAME` moves it to a new thread with one. */
@@ -592,6 +609,7 @@ export class Dispatcher {
     const binding = await this.scopeOf(slot).store.currentBinding(msg.ref.key);
     if (!binding) return false;
     const { threadId } = binding;
+    if (!(await this.servesThread(slot, msg.ref.key, threadId))) return false;
     const harness = await this.harnessOfThread(slot, msg.ref.key, threadId);
     if (!harness.reattach) return false;
     // The run reads this signal once rendering starts; execute() links its own to it.

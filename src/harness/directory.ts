@@ -74,10 +74,15 @@ export class AgentDirectory {
     return directory;
   }
 
+  /** Whether `tenant`'s chats may use `agent` (its own agents and the shared ones). */
+  serves(tenant: string, agent: string): boolean {
+    return this.tenancy.agentsFor(tenant).includes(agent);
+  }
+
   /** The harness serving `agent` in `tenant`'s chats, built on first use. */
   harness(tenant: string, agent: string): Promise<Harness> {
     if (this.closed) return Promise.reject(new Error("the agent directory is closed"));
-    if (!this.tenancy.agentsFor(tenant).includes(agent)) {
+    if (!this.serves(tenant, agent)) {
       return Promise.reject(new Error(`tenant ${tenant} has no agent named ${agent}`));
     }
     const id = `${tenant}\u0000${agent}`;

@@ -1,18 +1,8 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig, parseConfig } from "../src/config/loader.js";
-import { ConfigError } from "../src/errors.js";
 import { ROOT, runCli, tempConfig } from "./helpers/cli.js";
-
-function issues(text: string, env: Record<string, string> = {}): string[] {
-  try {
-    parseConfig(text, env);
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as ConfigError).issues.map((i) => `${i.path}: ${i.message}`);
-  }
-  throw new Error("expected a ConfigError");
-}
+import { configIssues } from "./helpers/config.js";
 
 describe("config", () => {
   it("fills defaults for an empty file", () => {
@@ -42,19 +32,19 @@ describe("config", () => {
   });
 
   it("names the variable and the key path of an unset variable", () => {
-    expect(issues("channels:\n  slack:\n    bot_token: ${SLACK_BOT_TOKEN}\n")).toEqual([
+    expect(configIssues("channels:\n  slack:\n    bot_token: ${SLACK_BOT_TOKEN}\n")).toEqual([
       "channels.slack.bot_token: environment variable SLACK_BOT_TOKEN is not set: export SLACK_BOT_TOKEN=… or write ${SLACK_BOT_TOKEN:-default} in the config",
     ]);
   });
 
   it("rejects unknown keys with their full path", () => {
-    expect(issues("server:\n  prot: 1\n")).toEqual([
+    expect(configIssues("server:\n  prot: 1\n")).toEqual([
       "server.prot: unknown key: remove it or check its spelling against config.example.yaml",
     ]);
   });
 
   it("reports every problem, each with its path", () => {
-    const found = issues("server:\n  port: high\nmodels:\n  - name: a\nbogus: 1\n");
+    const found = configIssues("server:\n  port: high\nmodels:\n  - name: a\nbogus: 1\n");
     expect(found).toHaveLength(3);
     expect(found).toContain('server.port: must be a number, not string "high": change the value');
     expect(found).toContain("models[0].model: is required: add it (type string)");
@@ -62,7 +52,7 @@ describe("config", () => {
   });
 
   it("reports YAML syntax errors with file, line and column", () => {
-    const [line] = issues("server:\n  port: [1\n");
+    const [line] = configIssues("server:\n  port: [1\n");
     expect(line).toMatch(/config:\d+:\d+: YAML syntax error/);
   });
 

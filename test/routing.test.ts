@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../src/config/loader.js";
-import { ConfigError } from "../src/errors.js";
 import { type RouteInput, Router, routeWarnings } from "../src/routing/index.js";
+import { configIssues } from "./helpers/config.js";
 
 const AGENTS = `
 agents:
@@ -24,16 +24,6 @@ function router(extra: string): Router {
 
 const dm: RouteInput = { channel: "telegram", chat: "100", user: "u1", chatType: "direct" };
 const group: RouteInput = { channel: "slack", chat: "C1", user: "U1", workspace: "T1", chatType: "group" };
-
-function issues(text: string): string[] {
-  try {
-    parseConfig(text, {});
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as ConfigError).issues.map((i) => `${i.path}: ${i.message}`);
-  }
-  throw new Error("expected a ConfigError");
-}
 
 describe("routes", () => {
   it("sends a chat no rule matches to the default agent", () => {
@@ -126,27 +116,27 @@ tenants:
 
 describe("config checks", () => {
   it("refuses a route to an unknown agent, naming the known ones", () => {
-    expect(issues(`${AGENTS}routes:\n  - { channel: slack, agent: sales }\n`)).toEqual([
+    expect(configIssues(`${AGENTS}routes:\n  - { channel: slack, agent: sales }\n`)).toEqual([
       'routes[0].agent: no agent named "sales": known agents: default, support, research, personal',
     ]);
   });
 
   it("refuses unknown tools and MCP servers an agent names", () => {
-    expect(issues("agents:\n  a: { tools: [nope], mcp_servers: [gone] }\n")).toEqual([
+    expect(configIssues("agents:\n  a: { tools: [nope], mcp_servers: [gone] }\n")).toEqual([
       'agents.a.tools[0]: no tool named "nope" under tools:',
       'agents.a.mcp_servers[0]: no server named "gone" under mcp_servers:',
     ]);
   });
 
   it("refuses an agent named default and names with spaces", () => {
-    expect(issues("agents:\n  default: {}\n  my agent: {}\n")).toEqual([
+    expect(configIssues("agents:\n  default: {}\n  my agent: {}\n")).toEqual([
       'agents.default: "default" is the agent under agent:; give this one another name',
       "agents.my agent: must be letters, digits, '_', '.' or '-', starting with a letter or digit",
     ]);
   });
 
   it("refuses a channel, agent or server claimed by two tenants, and unknown names", () => {
-    const found = issues(
+    const found = configIssues(
       `${AGENTS}tenants:\n  a: { channels: [slack], agents: [support] }\n  b: { channels: [slack, discord], agents: [support] }\n`,
     );
     expect(found).toEqual([
@@ -158,16 +148,16 @@ describe("config checks", () => {
 
   it("refuses a route that would send another tenant's chats to a tenant's own agent", () => {
     const tenants = "tenants:\n  acme: { channels: [slack], agents: [support] }\n";
-    expect(issues(`${AGENTS}${tenants}routes:\n  - { chat_type: group, agent: support }\n`)).toEqual([
+    expect(configIssues(`${AGENTS}${tenants}routes:\n  - { chat_type: group, agent: support }\n`)).toEqual([
       'routes[0].channel: agent "support" belongs to tenant acme: list only that tenant\'s channels here (this rule matches every channel)',
     ]);
-    expect(issues(`${AGENTS}${tenants}routes:\n  - { channel: [slack, feishu], agent: support }\n`)).toEqual([
+    expect(configIssues(`${AGENTS}${tenants}routes:\n  - { channel: [slack, feishu], agent: support }\n`)).toEqual([
       'routes[0].channel: agent "support" belongs to tenant acme: list only that tenant\'s channels here (not feishu)',
     ]);
   });
 
   it("refuses an agent using another tenant's MCP server, and a default_agent the tenant may not use", () => {
-    const found = issues(
+    const found = configIssues(
       `mcp_servers:\n  tickets: { command: x }\nagents:\n  a: { mcp_servers: [tickets] }\n  b: {}\ntenants:\n  one: { mcp_servers: [tickets] }\n  two: { agents: [b] }\n  three: { default_agent: b }\n`,
     );
     expect(found).toEqual([

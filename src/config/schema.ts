@@ -144,6 +144,30 @@ export const RemoteAgentConfig = z.strictObject({
   stream_subgraphs: bool().default(false),
 });
 
+/** What a person may decide about a paused tool call. */
+export const ApprovalDecision = z.enum(["approve", "edit", "reject"]);
+
+/**
+ * Approval of one tool (or glob) in `agent.approvals`: the decisions offered, who besides the
+ * asker may decide (read by the chat layer), and how long the call waits before it is rejected.
+ */
+export const ApprovalRule = z
+  .strictObject({
+    decisions: z
+      .array(ApprovalDecision)
+      .min(1, "needs at least one decision: approve, edit or reject")
+      .default(["approve", "reject"]),
+    /** Platform user ids who may decide besides the asker. */
+    approvers: idList().default([]),
+    timeout_ms: num().pipe(z.number().int().positive()).default(600_000),
+  })
+  .prefault({});
+
+/** A tool name, or a glob where `*` matches any run of characters (`send_*`, `*`). */
+const ApprovalKey = z.string().regex(/^[A-Za-z0-9_.:*-]+$/, {
+  error: "must be a tool name or a glob of letters, digits, _ . : - and *, e.g. send_*",
+});
+
 export const AgentConfig = z
   .strictObject({
     backend: z.enum(["embedded", "graph", "remote"]).default("embedded"),
@@ -161,6 +185,8 @@ export const AgentConfig = z
     recursion_limit: num().pipe(z.number().int().positive()).default(50),
     thinking: bool().default(false),
     features: FeaturesConfig,
+    /** Tools (names or globs) that wait for a person's decision before they run; exact names win over globs. */
+    approvals: z.record(ApprovalKey, ApprovalRule).default({}),
   })
   .superRefine((agent, ctx) => {
     if (agent.backend === "graph" && !agent.graph) {
@@ -263,6 +289,8 @@ export type McpServerConfig = z.output<typeof McpServerConfig>;
 export type AgentConfig = z.output<typeof AgentConfig>;
 export type RemoteAgentConfig = z.output<typeof RemoteAgentConfig>;
 export type FeaturesConfig = z.output<typeof FeaturesConfig>;
+export type ApprovalRule = z.output<typeof ApprovalRule>;
+export type ApprovalDecision = z.output<typeof ApprovalDecision>;
 export type GatewayConfig = z.output<typeof GatewayConfig>;
 export type ChannelSection = z.output<typeof ChannelSection>;
 export type RouteRule = z.output<typeof RouteRule>;

@@ -10,6 +10,7 @@ import { type AgentMiddleware, createAgent, type ReactAgent } from "langchain";
 import type { AgentConfig, AppConfig, FeaturesConfig } from "../config/schema.js";
 import { AntlerError } from "../errors.js";
 import type { Logger } from "../log/logger.js";
+import { type ApprovalRules, approvalMiddleware } from "./approvals.js";
 import { buildMiddlewareChain, type ExtraMiddleware, type RuntimeFeatures } from "./middleware/chain.js";
 import { createChatModel, selectModel } from "./models/index.js";
 import { ASK_CLARIFICATION, askClarificationTool, dedupeTools, loadConfigTools } from "./tools/index.js";
@@ -26,6 +27,11 @@ export interface AntlerAgentParams {
   middleware?: AgentMiddleware[];
   /** Middlewares added to the feature chain, placed with `{ after }` / `{ before }`. */
   extraMiddleware?: ExtraMiddleware[];
+  /**
+   * Tools (names or globs) whose calls wait for a person's decision, as in `agent.approvals`;
+   * resolved against `tools` here. Ignored when `features.approvals` is given; not with `middleware`.
+   */
+  approvals?: ApprovalRules;
   checkpointer?: BaseCheckpointSaver;
   /** Agent name in traces. */
   name?: string;
@@ -40,10 +46,10 @@ export interface AntlerAgentParams {
 export type AntlerAgent = ReactAgent;
 
 export function createAntlerAgent(params: AntlerAgentParams): AntlerAgent {
-  if (params.middleware && (params.features || params.extraMiddleware)) {
+  if (params.middleware && (params.features || params.extraMiddleware || params.approvals)) {
     throw new AntlerError(
       "agent_invalid",
-      "createAntlerAgent: `middleware` replaces the whole chain and cannot be combined with `features` or `extraMiddleware`",
+      "createAntlerAgent: `middleware` replaces the whole chain and cannot be combined with `features`, `extraMiddleware` or `approvals`",
     );
   }
   let tools = [...(params.tools ?? [])];
@@ -51,7 +57,14 @@ export function createAntlerAgent(params: AntlerAgentParams): AntlerAgent {
   if (params.middleware) {
     middleware = params.middleware;
   } else {
-    middleware = buildMiddlewareChain(params.features, params.extraMiddleware, params.model, params.usage);
+    const approvals =
+      params.approvals &&
+      approvalMiddleware(
+        params.approvals,
+        tools.map((t) => t.name),
+      );
+    const features = approvals ? { approvals, ...params.features } : params.features;
+    middleware = buildMiddlewareChain(features, params.extraMiddleware, params.model, params.usage);
     if (!tools.some((t) => t.name === ASK_CLARIFICATION)) tools = [...tools, askClarificationTool];
   }
   return createAgent({
@@ -99,6 +112,8 @@ export interface LeadAgent {
   modelName: string;
   /** Names of the tools the model can call. */
   toolNames: string[];
+  /** The tools besides `ask_clarification` (their schemas check edited arguments). */
+  tools: StructuredToolInterface[];
 }
 
 /** Builds the production agent from config: model, tools and middleware chain. */
@@ -119,9 +134,10 @@ export async function makeLeadAgent(config: AppConfig, options: LeadAgentOptions
     systemPrompt: agentConfig.system_prompt,
     features: featuresFromConfig(agentConfig.features),
     extraMiddleware: options.extraMiddleware,
+    approvals: agentConfig.approvals,
     checkpointer: options.checkpointer,
     name: agentConfig.name,
     usage: options.onUsage && { sink: options.onUsage, model: entry.name },
   });
-  return { agent, modelName: entry.name, toolNames: [...tools.map((t) => t.name), ASK_CLARIFICATION] };
+  return { agent, modelName: entry.name, toolNames: [...tools.map((t) => t.name), ASK_CLARIFICATION], tools };
 }

@@ -71,7 +71,12 @@ export async function buildAgent(parts: AgentParts): Promise<Harness> {
   }
   const recursionLimit = settings.recursion_limit;
   if (settings.backend === "graph" && settings.graph) {
-    const graph = await loadUserGraph(settings.graph, { baseDir, checkpointer: parts.checkpointer(), config });
+    const graph = await loadUserGraph(settings.graph, {
+      baseDir,
+      checkpointer: parts.checkpointer(),
+      config,
+      approvals: settings.approvals,
+    });
     parts.onGraph?.(graph);
     logger.info({ graph: settings.graph }, "agent ready");
     return new AgentHarness({
@@ -94,7 +99,16 @@ export async function buildAgent(parts: AgentParts): Promise<Harness> {
     onUsage,
   });
   logger.info({ model: lead.modelName, tools: lead.toolNames }, "agent ready");
-  return new AgentHarness({ agent: lead.agent, modelName: lead.modelName, logger, recursionLimit, mcp, onUsage, onClose });
+  return new AgentHarness({
+    agent: lead.agent,
+    modelName: lead.modelName,
+    logger,
+    recursionLimit,
+    mcp,
+    onUsage,
+    onClose,
+    tools: lead.tools,
+  });
 }
 
 /** The harness `agent.backend` names (the default agent), owning its database and MCP servers. */

@@ -5,9 +5,11 @@
  * result, or a function that returns one.
  */
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import type { AgentMiddleware } from "langchain";
 import type { AppConfig } from "../config/schema.js";
 import { ConfigError, errorMessage } from "../errors.js";
 import { resolveVariable } from "../reflection/index.js";
+import { type ApprovalRules, approvalMiddleware } from "./approvals.js";
 
 /** The part of a LangGraph state snapshot the harness reads. */
 export interface StateSnapshotLike {
@@ -69,6 +71,14 @@ export interface GraphFactoryArgs {
   checkpointer: BaseCheckpointSaver;
   /** The whole loaded config, e.g. to build a model from `models:`. */
   config: AppConfig;
+  /**
+   * The agent's `approvals` as a middleware for a `createAgent` chain (put it before any
+   * middleware that handles `ask_clarification`); absent when the agent has none. Its globs are
+   * matched on each model turn against the tools the model called, so it needs no tool list. A
+   * graph that builds its own approval (any interrupt with the `actionRequests`/`reviewConfigs`
+   * shape) is handled the same way.
+   */
+  approvals?: AgentMiddleware;
 }
 
 function graphError(spec: string, message: string): ConfigError {
@@ -83,7 +93,7 @@ function graphError(spec: string, message: string): ConfigError {
  */
 export async function loadUserGraph(
   spec: string,
-  options: { baseDir: string; checkpointer: BaseCheckpointSaver; config: AppConfig },
+  options: { baseDir: string; checkpointer: BaseCheckpointSaver; config: AppConfig; approvals?: ApprovalRules },
 ): Promise<object> {
   let value: unknown;
   try {
@@ -93,9 +103,11 @@ export async function loadUserGraph(
   }
   if (typeof value === "function" && !compiledOf(value)) {
     try {
+      const approvals = approvalMiddleware(options.approvals ?? {});
       value = await (value as (args: GraphFactoryArgs) => unknown)({
         checkpointer: options.checkpointer,
         config: options.config,
+        ...(approvals ? { approvals } : {}),
       });
     } catch (err) {
       throw graphError(spec, `the graph factory failed: ${errorMessage(err)}`);

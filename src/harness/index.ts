@@ -10,6 +10,14 @@ export {
   type LeadAgentOptions,
   makeLeadAgent,
 } from "./agent.js";
+export {
+  type ApprovalRuleLike,
+  type ApprovalRules,
+  approvalMiddleware,
+  approvalRuleFor,
+  resolveInterruptOn,
+  TOOL_APPROVAL,
+} from "./approvals.js";
 export { type AgentParts, buildAgent, type CreateHarnessOptions, createAgentBackend, createHarness } from "./backends.js";
 export { TenantCheckpointSaver } from "./checkpoints.js";
 export { AgentDirectory, type AgentDirectoryOptions, type AgentEntry, type TenantMcpReport } from "./directory.js";
@@ -27,5 +35,18 @@ export { RemoteHarness, type RemoteHarnessOptions } from "./remote/index.js";
 export type { RunErrorCode } from "./run-errors.js";
 export { AgentHarness, type AgentHarnessOptions } from "./runtime.js";
 export { ASK_CLARIFICATION, askClarificationTool, loadConfigTools } from "./tools/index.js";
-export type { AgentStatus, Clarification, Harness, RunEvent, RunOptions, RunUser, ThreadInfo, Usage } from "./types.js";
+export type {
+  AgentStatus,
+  ApprovalAnswer,
+  ApprovalRequest,
+  Clarification,
+  Decision,
+  DecisionType,
+  Harness,
+  RunEvent,
+  RunOptions,
+  RunUser,
+  ThreadInfo,
+  Usage,
+} from "./types.js";
 export type { ModelUsage, UsageKind, UsageSink } from "./usage.js";

@@ -13,6 +13,7 @@ export type RunErrorCode =
   | "timeout"
   | "busy"
   | "no_pending"
+  | "approval_invalid"
   | "detached"
   | "shutdown"
   | "internal";

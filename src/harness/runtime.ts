@@ -9,7 +9,9 @@
  */
 import { randomUUID } from "node:crypto";
 import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import type { StructuredToolInterface } from "@langchain/core/tools";
 import { Command } from "@langchain/langgraph";
+import { AntlerError } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 import { silentLogger } from "../log/logger.js";
 import { type LocalGraph, toLocalGraph } from "./graph.js";
@@ -19,7 +21,17 @@ import type { AntlerRunContext } from "./middleware/dynamic-context.js";
 import { closeOpenCalls, repairThread } from "./repair.js";
 import { MESSAGES, type RunErrorCode, toRunError } from "./run-errors.js";
 import { anyReplyNode, modelNodeOnly, RunTranslator, replyFromState } from "./run-events.js";
-import type { AgentStatus, Clarification, Harness, RunEvent, RunOptions, ThreadInfo } from "./types.js";
+import { checkToolArgs } from "./tool-args.js";
+import type {
+  AgentStatus,
+  ApprovalAnswer,
+  ApprovalRequest,
+  Clarification,
+  Harness,
+  RunEvent,
+  RunOptions,
+  ThreadInfo,
+} from "./types.js";
 import type { UsageSink, UsageTarget } from "./usage.js";
 
 export interface AgentHarnessOptions {
@@ -45,6 +57,8 @@ export interface AgentHarnessOptions {
    * calls happen inside the agent: `createAntlerAgent({ usage })` reports those.
    */
   onUsage?: UsageSink;
+  /** The agent's tools, so `checkToolArgs` checks edited arguments against their own schemas. */
+  tools?: readonly StructuredToolInterface[];
 }
 
 interface ActiveRun {
@@ -83,6 +97,7 @@ export class AgentHarness implements Harness {
   readonly #onClose: (() => void | Promise<void>) | undefined;
   readonly #chatUsage: UsageTarget | undefined;
   readonly #active = new Map<string, ActiveRun>();
+  readonly #tools: readonly StructuredToolInterface[];
   #closed = false;
   #lastError: AgentStatus["last_error"] = null;
   /** False after a run could not connect to the model, until a run succeeds. */
@@ -105,14 +120,20 @@ export class AgentHarness implements Harness {
     this.#onClose = options.onClose;
     this.mcp = options.mcp;
     this.#chatUsage = options.onUsage && { sink: options.onUsage, model: this.modelName };
+    this.#tools = options.tools ?? [];
   }
 
   run(threadId: string, text: string, options: RunOptions = {}): AsyncIterable<RunEvent> {
     return this.#drive(threadId, "run", text, options);
   }
 
-  resume(threadId: string, answer: string, options: RunOptions = {}): AsyncIterable<RunEvent> {
+  resume(threadId: string, answer: string | ApprovalAnswer, options: RunOptions = {}): AsyncIterable<RunEvent> {
     return this.#drive(threadId, "resume", answer, options);
+  }
+
+  async checkToolArgs(request: ApprovalRequest, args: unknown): Promise<string | undefined> {
+    const tool = this.#tools.find((t) => t.name === request.name);
+    return checkToolArgs(request.name, tool?.schema ?? request.argsSchema, args);
   }
 
   cancel(threadId: string): boolean {
@@ -155,7 +176,12 @@ export class AgentHarness implements Harness {
     await this.#onClose?.();
   }
 
-  async *#drive(threadId: string, kind: "run" | "resume", text: string, options: RunOptions): AsyncGenerator<RunEvent> {
+  async *#drive(
+    threadId: string,
+    kind: "run" | "resume",
+    text: string | ApprovalAnswer,
+    options: RunOptions,
+  ): AsyncGenerator<RunEvent> {
     if (this.#closed) {
       yield errorEvent("internal", MESSAGES.internal);
       return;
@@ -181,10 +207,16 @@ export class AgentHarness implements Harness {
       let input: unknown;
       try {
         input =
-          settled && kind === "run" ? newMessage(text) : await this.#input(threadId, kind, text, run.before, options.interruptId);
+          settled && kind === "run" && typeof text === "string"
+            ? newMessage(text)
+            : await this.#input(threadId, kind, text, run.before, options.interruptId);
       } catch (err) {
-        this.#logger.error({ err, threadId }, "could not read the thread before the run");
         run.ended = true;
+        if (err instanceof AntlerError && err.code === "approval_invalid") {
+          yield errorEvent("approval_invalid", err.message);
+          return;
+        }
+        this.#logger.error({ err, threadId }, "could not read the thread before the run");
         yield errorEvent("internal", MESSAGES.internal);
         return;
       }
@@ -211,7 +243,7 @@ export class AgentHarness implements Harness {
   async #input(
     threadId: string,
     kind: "run" | "resume",
-    text: string,
+    text: string | ApprovalAnswer,
     before: Set<string>,
     interruptId?: string,
   ): Promise<unknown> {
@@ -220,6 +252,7 @@ export class AgentHarness implements Harness {
     const pending = pendingInterrupts(state.tasks);
     if (kind === "resume")
       return pending.length > 0 ? new Command({ resume: resumeValue(pending, text, interruptId) }) : undefined;
+    if (typeof text !== "string") return undefined; // a run always has a text
     if (pending.length > 0) {
       // A new message instead of an answer drops the question; its tool call gets a result.
       await repairThread(this.#graph, threadId, { reason: "abandoned" });

@@ -29,6 +29,45 @@ export interface Clarification {
   kind?: string;
   /** Why the agent asks, when it said so. */
   context?: string;
+  /**
+   * Set when the run paused for tool approval (`agent.approvals`, or any interrupt with the
+   * `actionRequests`/`reviewConfigs` shape of langchain's human-in-the-loop middleware). Answer it
+   * with an `ApprovalAnswer`: one decision per request, in order. `question` then only summarizes
+   * the calls and `options` is empty.
+   */
+  approval?: { requests: ApprovalRequest[] };
+}
+
+/** What a person may decide about a paused tool call. */
+export type DecisionType = "approve" | "edit" | "reject";
+
+/** One tool call waiting for a decision. */
+export interface ApprovalRequest {
+  /** The tool the model called. */
+  name: string;
+  /** The arguments it called it with. */
+  args: Record<string, unknown>;
+  /** The middleware's text about the call (by default the tool name and the arguments as JSON). */
+  description?: string;
+  /** The decisions offered for this call, e.g. `["approve", "reject"]`. */
+  allowed: DecisionType[];
+  /** JSON schema of the arguments, when the graph sent one; edits are checked against it. */
+  argsSchema?: unknown;
+}
+
+/**
+ * A decision about one tool call. `edit` runs the tool with `args` instead (check them first with
+ * `Harness.checkToolArgs`); `reject` does not run it and the model reads `message` (or a default)
+ * as its result.
+ */
+export type Decision =
+  | { type: "approve" }
+  | { type: "edit"; args: Record<string, unknown> }
+  | { type: "reject"; message?: string };
+
+/** The answer to an approval: one decision per `approval.requests` entry, in the same order. */
+export interface ApprovalAnswer {
+  decisions: Decision[];
 }
 
 /** What a run streams, in order. A run ends with exactly one `done`, `clarification` or `error`. */
@@ -112,8 +151,21 @@ export interface ThreadInfo {
 export interface Harness {
   /** Starts a run with a new user message. */
   run(threadId: string, text: string, options?: RunOptions): AsyncIterable<RunEvent>;
-  /** Answers the pending question of a paused thread and continues the run. */
-  resume(threadId: string, answer: string, options?: RunOptions): AsyncIterable<RunEvent>;
+  /**
+   * Answers the pending question of a paused thread and continues the run. A text answers a
+   * question; an `ApprovalAnswer` answers an approval (`Clarification.approval`). A text given to
+   * an approval rejects every call with that text as the message the model reads. A malformed
+   * `ApprovalAnswer` (wrong count, a decision not allowed) ends with an `approval_invalid` error
+   * and leaves the approval pending.
+   */
+  resume(threadId: string, answer: string | ApprovalAnswer, options?: RunOptions): AsyncIterable<RunEvent>;
+  /**
+   * Checks edited arguments before they go into an `edit` decision: undefined when valid, else a
+   * short sentence fit for a chat user naming what is wrong. Checked against the tool's own
+   * schema when the backend has the tool (embedded), else against `request.argsSchema`; with
+   * neither, anything is accepted.
+   */
+  checkToolArgs?(request: ApprovalRequest, args: unknown): Promise<string | undefined>;
   /** Cancels the active run of a thread. Returns false when none is running. */
   cancel(threadId: string): boolean;
   /** What the thread looks like now, or undefined for a thread never run. */

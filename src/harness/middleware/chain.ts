@@ -34,6 +34,11 @@ export interface RuntimeFeatures {
   title?: FeatureSetting;
   /** Warn on, then stop, repeated identical tool calls. On by default. */
   loopDetection?: FeatureSetting;
+  /**
+   * Tool approval (`approvalMiddleware` in approvals.ts): pauses chosen tool calls for a person's
+   * decision. Placed after the extras, right before clarification. Absent: no call waits.
+   */
+  approvals?: AgentMiddleware;
   /** Replaces the clarification middleware (it stays last and cannot be switched off). */
   clarification?: AgentMiddleware;
 }
@@ -48,7 +53,7 @@ export interface PlacedMiddleware {
 /** An extra middleware: a bare one goes right before clarification. */
 export type ExtraMiddleware = AgentMiddleware | PlacedMiddleware;
 
-type Slot = { key: Exclude<keyof RuntimeFeatures, "clarification">; name: string; make: () => AgentMiddleware };
+type Slot = { key: Exclude<keyof RuntimeFeatures, "clarification" | "approvals">; name: string; make: () => AgentMiddleware };
 
 function slots(model: BaseChatModel | undefined, usage: UsageTarget | undefined): Slot[] {
   const needModel = (what: string) => {
@@ -73,7 +78,7 @@ function slots(model: BaseChatModel | undefined, usage: UsageTarget | undefined)
 const DEFAULT_ON = new Set<string>(["loopDetection"]);
 
 /**
- * The chain for `features`, in DeerFlow order, extras placed, clarification last. `usage` is where
+ * The chain for `features`, in DeerFlow order, extras placed, then tool approval, clarification last. `usage` is where
  * the built-in title and summarization report their model calls (a middleware instance passed as
  * a feature reports only if it was built with one).
  */
@@ -90,6 +95,7 @@ export function buildMiddlewareChain(
     chain.push(setting === true ? slot.make() : setting);
   }
   const placed = placeExtras(chain, extras.map(normalizeExtra));
+  if (features.approvals) placed.push(features.approvals);
   placed.push(features.clarification ?? clarificationMiddleware());
   assertUniqueNames(placed);
   return placed;

@@ -17,13 +17,15 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { isHumanMessage } from "@langchain/core/messages";
 import { Client } from "@langchain/langgraph-sdk";
 import type { RemoteAgentConfig } from "../../config/schema.js";
+import { AntlerError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { silentLogger } from "../../log/logger.js";
 import { pendingInterrupts, resumeValue, toClarification } from "../interrupts.js";
 import { CLOSED_CALL_TEXT, closeOpenCalls, turnStored } from "../repair.js";
 import { MESSAGES } from "../run-errors.js";
 import { anyReplyNode, RunTranslator, replyFromState } from "../run-events.js";
-import type { AgentStatus, Harness, RunEvent, RunOptions, ThreadInfo } from "../types.js";
+import { checkToolArgs } from "../tool-args.js";
+import type { AgentStatus, ApprovalAnswer, ApprovalRequest, Harness, RunEvent, RunOptions, ThreadInfo } from "../types.js";
 import type { UsageSink, UsageTarget } from "../usage.js";
 import { loggable, RemoteRunError, toRemoteFailure } from "./errors.js";
 import { endedWithQuestion, messagesIn, toStreamedMessage, toUpdate } from "./messages.js";
@@ -46,7 +48,7 @@ const PROBE_TIMEOUT_MS = 5_000;
 /** Runs of one thread searched for a tag after a restart. */
 const REATTACH_SEARCH = 50;
 
-type Start = { kind: "run"; text: string } | { kind: "resume"; text: string } | { kind: "join"; runId: string };
+type Start = { kind: "run"; text: string } | { kind: "resume"; text: string | ApprovalAnswer } | { kind: "join"; runId: string };
 
 /** One run's progress. */
 interface RemoteRun {
@@ -117,8 +119,13 @@ export class RemoteHarness implements Harness {
     return this.#drive(threadId, { kind: "run", text }, options);
   }
 
-  resume(threadId: string, answer: string, options: RunOptions = {}): AsyncIterable<RunEvent> {
+  resume(threadId: string, answer: string | ApprovalAnswer, options: RunOptions = {}): AsyncIterable<RunEvent> {
     return this.#drive(threadId, { kind: "resume", text: answer }, options);
+  }
+
+  /** The server's tools are out of sight: edits are checked against the schema the approval sent, if any. */
+  async checkToolArgs(request: ApprovalRequest, args: unknown): Promise<string | undefined> {
+    return checkToolArgs(request.name, request.argsSchema, args);
   }
 
   cancel(threadId: string): boolean {
@@ -278,6 +285,11 @@ export class RemoteHarness implements Harness {
       run.ended = true;
       yield closing;
     } catch (err) {
+      if (err instanceof AntlerError && err.code === "approval_invalid") {
+        run.ended = true; // nothing ran: the approval stays pending
+        yield { type: "error", code: "approval_invalid", message: err.message };
+        return;
+      }
       if (signal.aborted && (signal.reason as { name?: string } | undefined)?.name === "DetachError") {
         // The gateway is going away: the server run goes on, and the next process reattaches.
         this.#logger.info({ threadId, runId: run.runId }, "left the remote run going");
@@ -362,11 +374,11 @@ export class RemoteHarness implements Harness {
   }
 
   /** How an answer goes in: a resume of the open interrupt, or a new message after a DeerFlow-style question. */
-  async #resumePayload(threadId: string, answer: string, interruptId?: string): Promise<Payload | undefined> {
+  async #resumePayload(threadId: string, answer: string | ApprovalAnswer, interruptId?: string): Promise<Payload | undefined> {
     const state = await this.#client.threads.getState(threadId);
     const pending = pendingInterrupts(state.tasks as never);
     if (pending.length > 0) return { command: { resume: resumeValue(pending, answer, interruptId) } };
-    if (endedWithQuestion(messagesIn(state.values))) return { input: userInput(answer) };
+    if (typeof answer === "string" && endedWithQuestion(messagesIn(state.values))) return { input: userInput(answer) };
     return undefined;
   }
 

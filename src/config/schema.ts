@@ -151,8 +151,10 @@ export const ApprovalDecision = z.enum(["approve", "edit", "reject"]);
  * Approval of one tool (or glob) in `agent.approvals`: the decisions offered, who besides the
  * asker may decide (read by the chat layer), and how long the call waits before it is rejected.
  */
-export const ApprovalRule = z
-  .strictObject({
+export const ApprovalRule = z.preprocess(
+  // `send_email:` with nothing after it (YAML null) takes every default.
+  (v) => (v === null ? {} : v),
+  z.strictObject({
     decisions: z
       .array(ApprovalDecision)
       .min(1, "needs at least one decision: approve, edit or reject")
@@ -160,13 +162,23 @@ export const ApprovalRule = z
     /** Platform user ids who may decide besides the asker. */
     approvers: idList().default([]),
     timeout_ms: num().pipe(z.number().int().positive()).default(600_000),
-  })
-  .prefault({});
+  }),
+);
 
-/** A tool name, or a glob where `*` matches any run of characters (`send_*`, `*`). */
-const ApprovalKey = z.string().regex(/^[A-Za-z0-9_.:*-]+$/, {
-  error: "must be a tool name or a glob of letters, digits, _ . : - and *, e.g. send_*",
-});
+/** Tool names or globs (`*` matches any run of characters: `send_*`, `*`) → their rules. */
+const Approvals = z
+  .record(z.string(), ApprovalRule)
+  .superRefine((rules, ctx) => {
+    for (const key of Object.keys(rules)) {
+      if (/^[A-Za-z0-9_.:*-]+$/.test(key)) continue;
+      ctx.addIssue({
+        code: "custom",
+        path: [key],
+        message: "must be a tool name or a glob of letters, digits, _ . : - and *, e.g. send_*",
+      });
+    }
+  })
+  .default({});
 
 export const AgentConfig = z
   .strictObject({
@@ -186,7 +198,7 @@ export const AgentConfig = z
     thinking: bool().default(false),
     features: FeaturesConfig,
     /** Tools (names or globs) that wait for a person's decision before they run; exact names win over globs. */
-    approvals: z.record(ApprovalKey, ApprovalRule).default({}),
+    approvals: Approvals,
   })
   .superRefine((agent, ctx) => {
     if (agent.backend === "graph" && !agent.graph) {

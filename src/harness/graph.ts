@@ -87,8 +87,8 @@ function graphError(spec: string, message: string): ConfigError {
 
 /**
  * Loads `agent.graph` and returns the graph (or agent) it names, ready for `toLocalGraph`. A
- * factory is called with Antler's checkpointer and config; a graph without a checkpointer gets
- * Antler's, so its threads survive restarts. Every failure is a ConfigError naming `agent.graph`
+ * factory is called with Antler's checkpointer, config and approval middleware; a graph without
+ * a checkpointer gets Antler's, so its threads survive restarts. Every failure is a ConfigError naming `agent.graph`
  * and the fix.
  */
 export async function loadUserGraph(

@@ -2,7 +2,7 @@
  * Test graphs for the in-process LangGraph API server (./server.ts), and the factories behind
  * them so a test can build the same graphs in process.
  *
- * The server loads the exports `agent`, `question` and `deerflow`. `agent` and `deerflow` are
+ * The server loads the exports `agent`, `question`, `deerflow` and `approval`. All but `question` are
  * graph factories (`(config) => graph`, which langgraph-api calls per request): they read the
  * mock model's URL from `ANTLER_TEST_MODEL_URL` when called, not when this file is imported,
  * because the server may import this file before a test has started its mock model.
@@ -12,7 +12,7 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import { tool } from "@langchain/core/tools";
 import { type BaseCheckpointSaver, END, interrupt, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { ChatOpenAI } from "@langchain/openai";
-import { createAgent } from "langchain";
+import { createAgent, humanInTheLoopMiddleware, type ReactAgent } from "langchain";
 import { z } from "zod";
 import { askClarificationTool } from "../../../src/harness/tools/index.js";
 
@@ -170,3 +170,40 @@ export function makeDeerflowGraph(model: ChatOpenAI, checkpointer?: BaseCheckpoi
 
 /** Server export `deerflow`. */
 export const deerflow = perModelUrl((model) => makeDeerflowGraph(model));
+
+// ---------------------------------------------------------------------------------------------
+// approval: createAgent with langchain's human-in-the-loop middleware on `send_email`, as a
+// server of its own would have it (not Antler's config): approve or reject, with an args schema.
+
+/** Every `send_email` call that ran on the server, in this process. */
+export const sentEmails: Array<Record<string, unknown>> = [];
+
+export const sendEmailTool = tool(
+  async (args: { to: string; body: string }) => {
+    sentEmails.push(args);
+    return `sent to ${args.to}`;
+  },
+  { name: "send_email", description: "Sends an email.", schema: z.object({ to: z.string(), body: z.string() }) },
+);
+
+/** The JSON schema the server's approval sends for `send_email`'s arguments. */
+export const SEND_EMAIL_ARGS_SCHEMA = {
+  type: "object",
+  properties: { to: { type: "string" }, body: { type: "string" } },
+  required: ["to", "body"],
+};
+
+export function makeApprovalGraph(model: ChatOpenAI, checkpointer?: BaseCheckpointSaver): ReactAgent {
+  const approval = humanInTheLoopMiddleware({
+    interruptOn: { send_email: { allowedDecisions: ["approve", "reject"], argsSchema: SEND_EMAIL_ARGS_SCHEMA } },
+  });
+  return createAgent({
+    model,
+    tools: [sendEmailTool, lookupWeatherTool],
+    middleware: [approval],
+    checkpointer,
+  }) as unknown as ReactAgent;
+}
+
+/** Server export `approval`. */
+export const approval = perModelUrl((model) => makeApprovalGraph(model));

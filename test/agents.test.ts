@@ -7,6 +7,7 @@
 import { rmSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { SWITCH_OFF } from "../src/channels/conversations.js";
 import { NOTICES } from "../src/channels/dispatcher.js";
 import type { InboundMessage } from "../src/channels/types.js";
 import type { UsageSnapshot } from "../src/server/usage.js";
@@ -171,10 +172,10 @@ describe("/agent", () => {
     await world.userSays("hello", { chatId: "locked" });
     await posted(world, "general answer", "locked");
     await world.userSays("/agent research", { chatId: "locked" });
-    await posted(world, `${NOTICES.switchOff} This chat talks to default.`, "locked");
+    await posted(world, `${SWITCH_OFF} This chat talks to default.`, "locked");
     await world.userSays("/agent", { chatId: "locked" });
     const list = await postedStarting(world, "Agents you can talk to here:", "locked");
-    expect(list).toContain(NOTICES.switchOff);
+    expect(list).toContain(SWITCH_OFF);
     await world.userSays("and now?", { chatId: "locked" });
     await eventually(() => texts(world, "locked").filter((t) => t === "general answer").length === 2);
 

@@ -4,19 +4,20 @@
  * routing → per-conversation FIFO → run → render. Every accepted message ends in a reply or an
  * explicit notice, also across a crash (see `recover`).
  */
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type { BindingStore, InboxEntry, Json, PendingQuestion } from "../bindings/types.js";
 import { DEFAULT_AGENT } from "../config/agents.js";
 import type { GatewayConfig } from "../config/schema.js";
 import { AntlerError, errorMessage } from "../errors.js";
 import { toRunError } from "../harness/run-errors.js";
-import type { Harness, RunEvent, RunOptions } from "../harness/types.js";
+import type { RunEvent, RunOptions } from "../harness/types.js";
 import type { Logger } from "../log/logger.js";
-import type { Route, Router } from "../routing/index.js";
+import type { Router } from "../routing/index.js";
 import { accessDenial } from "./access.js";
 import { acknowledgeClick, mayAnswer, refuseAnswer, tellPrivately } from "./answer-rights.js";
 import { type Answer, answerFromButton, answerFromText } from "./answers.js";
-import { type CommandName, commandArgument, HELP_TEXT, IMMEDIATE, parseCommand } from "./commands.js";
+import { type CommandName, HELP_TEXT, IMMEDIATE, parseCommand } from "./commands.js";
+import { type AgentSource, Conversations } from "./conversations.js";
 import { KeyedQueue, Semaphore } from "./queue.js";
 import type { ChannelSlot } from "./registry.js";
 import { closeQuestion, type RenderHooks, type RenderOutcome, renderRun, sendNotice } from "./render/index.js";
@@ -35,15 +36,6 @@ export interface DispatcherObserver {
   apiCall?(channel: string, kind: string): void;
   /** A platform API call failed; `code` is the error's code (e.g. `rate_limited`, `not_found`). */
   apiError?(channel: string, code: string): void;
-}
-
-/** Where the dispatcher finds the harness of a tenant's agent. */
-export interface AgentSource {
-  harness(tenant: string, agent: string): Promise<Harness>;
-  /** Whether the tenant's chats may use this agent (false for one removed from the config). */
-  serves(tenant: string, agent: string): boolean;
-  /** The agent's one-line description, for `/agent`. */
-  describe?(agent: string): string | undefined;
 }
 
 export interface DispatcherOptions {
@@ -66,23 +58,9 @@ export const NOTICES = {
   staleQuestion: "That question is no longer open.",
   nothingToStop: "Nothing is running right now.",
   newThread: "Started a new conversation. What would you like to talk about?",
-  switchOff: "Switching agents is turned off in this chat.",
   failed: "Something went wrong while handling your message. Please try again.",
   noReply: "I finished without writing a reply. Please try again, or ask differently.",
 } as const;
-
-/** A channel's tenant and the view of the store limited to that tenant's rows. */
-interface Scope {
-  tenant: string;
-  store: BindingStore;
-}
-
-/** The thread a message goes to, and the agent and harness that serve it. */
-interface ThreadTarget {
-  threadId: string;
-  agent: string;
-  harness: Harness;
-}
 
 /**
  * A message the stopping gateway leaves to the next process, with the inbox state that says how:
@@ -116,11 +94,12 @@ export class Dispatcher {
   private readonly active = new Map<string, AbortController>();
   private accepting = true;
   private readonly background = new Set<Promise<void>>();
-  private readonly scopes = new Map<string, Scope>();
+  private readonly conversations: Conversations;
 
   constructor(private readonly options: DispatcherOptions) {
     this.queue = new KeyedQueue(options.settings.queue_size, (err) => options.logger.error({ err }, "queued job failed"));
     this.runs = new Semaphore(options.settings.max_concurrent_runs);
+    this.conversations = new Conversations(options);
   }
 
   /** Runs in progress across all conversations (not counting those waiting for a slot). */
@@ -178,7 +157,7 @@ export class Dispatcher {
     if (msg.fromBot) return;
     if (!this.accepting) throw new AntlerError("shutting_down", "the gateway is shutting down; deliver this again later");
     const { logger } = this.options;
-    const { store } = this.scopeOf(slot);
+    const { store } = this.conversations.scopeOf(slot.name);
     const fresh = await store.recordInbound({
       channel: slot.name,
       eventId: msg.eventId,
@@ -206,7 +185,7 @@ export class Dispatcher {
   /** Access, commands that answer at once, then the conversation's queue. */
   private async route(slot: ChannelSlot, msg: InboundMessage): Promise<void> {
     const { logger } = this.options;
-    const { store } = this.scopeOf(slot);
+    const { store } = this.conversations.scopeOf(slot.name);
     let denial = accessDenial(slot.access, msg);
     // A follow-up in a thread the bot is already part of needs no new mention, even after a restart.
     if (denial === "mention" && msg.inThread && (await store.currentThread(msg.ref.key))) denial = undefined;
@@ -231,7 +210,7 @@ export class Dispatcher {
   /** Marks the inbox entry running → done/failed around `work`; a failure gets a notice in the chat. */
   private async track(slot: ChannelSlot, msg: InboundMessage, work: () => Promise<void>): Promise<void> {
     const { logger } = this.options;
-    const { store } = this.scopeOf(slot);
+    const { store } = this.conversations.scopeOf(slot.name);
     // Stopping: a message not started yet stays `received` for the next process.
     if (!this.accepting) return;
     await store.setInboxState(slot.name, msg.eventId, "running");
@@ -255,12 +234,12 @@ export class Dispatcher {
     if (msg.action) return this.answerClick(slot, msg);
     const command = parseCommand(msg.text);
     if (command === "new") return this.startNewThread(slot, msg);
-    if (command === "agent") return this.agentCommand(slot, msg);
+    if (command === "agent") return this.notify(slot, msg.ref, await this.conversations.agentCommand(slot.name, msg));
     if (msg.text.trim() === "") return void (await this.notify(slot, msg.ref, NOTICES.nonText));
     const controller = this.claim(msg.ref.key);
     try {
-      const target = await this.threadFor(slot, msg);
-      const pending = await this.scopeOf(slot).store.getPending(target.threadId);
+      const target = await this.conversations.threadFor(slot.name, msg);
+      const pending = await this.conversations.scopeOf(slot.name).store.getPending(target.threadId);
       if (pending) {
         // In a shared group thread, someone else's message must neither answer nor abandon the question.
         if (!mayAnswer(slot.access, pending, msg)) return await this.refuse(slot, msg, pending);
@@ -287,12 +266,12 @@ export class Dispatcher {
   private async answerClick(slot: ChannelSlot, msg: InboundMessage): Promise<void> {
     const action = msg.action!;
     // Looked up among this tenant's questions only: a forged id of another tenant's finds nothing.
-    const pending = await this.scopeOf(slot).store.findPendingByQuestionId(action.questionId);
+    const pending = await this.conversations.scopeOf(slot.name).store.findPendingByQuestionId(action.questionId);
     const answer = pending && pending.key === msg.ref.key ? answerFromButton(pending, action.buttonId) : undefined;
     if (pending && answer && !mayAnswer(slot.access, pending, msg)) return this.refuse(slot, msg, pending);
     // A question of an agent the config no longer has cannot be resumed.
-    const gone = pending && !(await this.servesThread(slot, pending.key, pending.threadId));
-    if (pending && gone) await this.scopeOf(slot).store.clearPending(pending.threadId);
+    const gone = pending && !(await this.conversations.servesThread(slot.name, pending.key, pending.threadId));
+    if (pending && gone) await this.conversations.scopeOf(slot.name).store.clearPending(pending.threadId);
     if (!pending || !answer || gone) {
       const { logger } = this.options;
       if (await tellPrivately(this.channelOf(slot), msg, NOTICES.staleQuestion, logger)) return;
@@ -315,8 +294,8 @@ export class Dispatcher {
     answer: Answer,
     controller?: AbortController,
   ): Promise<void> {
-    const { store } = this.scopeOf(slot);
-    const harness = await this.harnessOfThread(slot, pending.key, pending.threadId);
+    const { store } = this.conversations.scopeOf(slot.name);
+    const harness = await this.conversations.harnessOfThread(slot.name, pending.key, pending.threadId);
     await store.clearPending(pending.threadId);
     const channel = this.channelOf(slot);
     if (pending.posted) {
@@ -373,8 +352,13 @@ export class Dispatcher {
           start({
             signal: controller.signal,
             user: msg.user,
-            context: { channel: slot.name, chat_type: msg.ref.chatType, tenant: this.scopeOf(slot).tenant },
-            origin: { channel: slot.name, conversation: key, chat: msg.ref.chatId, tenant: this.scopeOf(slot).tenant },
+            context: { channel: slot.name, chat_type: msg.ref.chatType, tenant: this.conversations.scopeOf(slot.name).tenant },
+            origin: {
+              channel: slot.name,
+              conversation: key,
+              chat: msg.ref.chatId,
+              tenant: this.conversations.scopeOf(slot.name).tenant,
+            },
             tag: runTag(slot, msg),
           }),
           controller.signal,
@@ -409,7 +393,7 @@ export class Dispatcher {
     }
     if (outcome.kind === "clarification") {
       const c = outcome.clarification;
-      await this.scopeOf(slot).store.setPending({
+      await this.conversations.scopeOf(slot.name).store.setPending({
         threadId,
         key,
         questionId,
@@ -438,16 +422,15 @@ export class Dispatcher {
   }
 
   private async statusText(slot: ChannelSlot, key: string): Promise<string> {
-    const { store, tenant } = this.scopeOf(slot);
+    const { store } = this.conversations.scopeOf(slot.name);
     const binding = await store.currentBinding(key);
     if (!binding) return "No conversation yet: send a message to start one.";
     const { threadId } = binding;
     const agent = binding.agent ?? DEFAULT_AGENT;
-    const { agents } = this.options;
-    if (!agents.serves(tenant, agent)) {
+    if (!this.conversations.serves(slot.name, agent)) {
       return [`Thread: ${threadId}`, `Agent: ${agent} (no longer configured: your next message starts a new thread)`].join("\n");
     }
-    const info = await (await agents.harness(tenant, agent)).getThread(threadId);
+    const info = await (await this.conversations.harness(slot.name, agent)).getThread(threadId);
     const pending = await store.getPending(threadId);
     const lines = [
       `Thread: ${threadId}`,
@@ -463,110 +446,9 @@ export class Dispatcher {
 
   /** `/new`: a fresh thread with the agent this chat uses now. */
   private async startNewThread(slot: ChannelSlot, msg: InboundMessage): Promise<void> {
-    const agent = await this.agentFor(slot, msg, this.routeOf(slot, msg));
-    await this.bindNewThread(slot, msg.ref.key, agent);
+    const agent = await this.conversations.agentFor(slot.name, msg);
+    await this.conversations.bindNewThread(slot.name, msg.ref.key, agent);
     await this.notify(slot, msg.ref, NOTICES.newThread);
-  }
-
-  /** Makes a new thread served by `agent` current; the old one's open question is dropped. */
-  private async bindNewThread(slot: ChannelSlot, key: string, agent: string): Promise<string> {
-    const { store } = this.scopeOf(slot);
-    const old = await store.currentThread(key);
-    if (old) await store.clearPending(old);
-    const threadId = randomUUID();
-    await store.bindThread(key, threadId, agent);
-    return threadId;
-  }
-
-  /**
-   * The thread a message goes to. A conversation keeps its thread while the agent that serves it
-   * stays the same; when routing (or a `/agent` pick) now names another agent, it moves to a new
-   * thread with that agent, and the old one stays in its history.
-   */
-  private async threadFor(slot: ChannelSlot, msg: InboundMessage): Promise<ThreadTarget> {
-    const { store, tenant } = this.scopeOf(slot);
-    const agent = await this.agentFor(slot, msg, this.routeOf(slot, msg));
-    const harness = await this.options.agents.harness(tenant, agent);
-    const current = await store.currentBinding(msg.ref.key);
-    if (current && (current.agent ?? DEFAULT_AGENT) === agent) return { threadId: current.threadId, agent, harness };
-    if (current) this.options.logger.info({ channel: slot.name, key: msg.ref.key, agent }, "conversation moves to another agent");
-    return { threadId: await this.bindNewThread(slot, msg.ref.key, agent), agent, harness };
-  }
-
-  private routeOf(slot: ChannelSlot, msg: InboundMessage): Route {
-    return this.options.router.route({
-      channel: slot.name,
-      chat: msg.ref.chatId,
-      user: msg.user.id,
-      workspace: msg.ref.workspace,
-      chatType: msg.ref.chatType,
-    });
-  }
-
-  /** The agent for a chat: the user's `/agent` pick where the route allows one, else the route's. */
-  private async agentFor(slot: ChannelSlot, msg: InboundMessage, route: Route): Promise<string> {
-    if (!route.allowSwitch) return route.agent;
-    const chosen = await this.scopeOf(slot).store.chosenAgent(msg.ref.key);
-    return chosen && route.choices.includes(chosen) ? chosen : route.agent;
-  }
-
-  /** The agent serving a thread of this conversation (its binding says which). */
-  private async agentOfThread(slot: ChannelSlot, key: string, threadId: string): Promise<string> {
-    const { store } = this.scopeOf(slot);
-    const current = await store.currentBinding(key);
-    const binding =
-      current?.threadId === threadId ? current : (await store.threadHistory(key)).find((b) => b.threadId === threadId);
-    return binding?.agent ?? DEFAULT_AGENT;
-  }
-
-  private async harnessOfThread(slot: ChannelSlot, key: string, threadId: string): Promise<Harness> {
-    return this.options.agents.harness(this.scopeOf(slot).tenant, await this.agentOfThread(slot, key, threadId));
-  }
-
-  /** Whether the agent of a thread is still one this channel's tenant may use. */
-  private async servesThread(slot: ChannelSlot, key: string, threadId: string): Promise<boolean> {
-    return this.options.agents.serves(this.scopeOf(slot).tenant, await this.agentOfThread(slot, key, threadId));
-  }
-
-  /** `/agent` lists the agents this chat may use; `/agent NAME` moves it to a new thread with one. */
-  private async agentCommand(slot: ChannelSlot, msg: InboundMessage): Promise<void> {
-    const route = this.routeOf(slot, msg);
-    const current = await this.agentFor(slot, msg, route);
-    const wanted = commandArgument(msg.text);
-    if (!wanted) return this.notify(slot, msg.ref, this.agentList(route, current));
-    if (!route.allowSwitch) return this.notify(slot, msg.ref, `${NOTICES.switchOff} This chat talks to ${current}.`);
-    const name = route.choices.find((c) => c.toLowerCase() === wanted.toLowerCase());
-    if (!name)
-      return this.notify(slot, msg.ref, `There is no agent named "${wanted}" here. You can pick: ${route.choices.join(", ")}.`);
-    const { store } = this.scopeOf(slot);
-    if (name === current) {
-      await store.setChosenAgent(msg.ref.key, name);
-      return this.notify(slot, msg.ref, `You are already talking to ${name}.`);
-    }
-    await store.setChosenAgent(msg.ref.key, name);
-    await this.bindNewThread(slot, msg.ref.key, name);
-    await this.notify(slot, msg.ref, `Switched to ${name}. This starts a new conversation.`);
-  }
-
-  private agentList(route: Route, current: string): string {
-    const lines = route.choices.map((name) => {
-      const about = this.options.agents.describe?.(name);
-      return `- ${name}${about ? ` — ${about}` : ""}${name === current ? " (current)" : ""}`;
-    });
-    const how = route.allowSwitch ? "Switch with /agent NAME." : NOTICES.switchOff;
-    return ["Agents you can talk to here:", ...lines, "", how].join("\n");
-  }
-
-  /** A channel's tenant and the view of the store limited to that tenant's rows. */
-  private scopeOf(slot: ChannelSlot): Scope {
-    let scope = this.scopes.get(slot.name);
-    if (!scope) {
-      const tenant = this.options.router.tenantOf(slot.name);
-      const root = this.options.store;
-      scope = { tenant, store: tenant === root.tenant ? root : root.forTenant(tenant) };
-      this.scopes.set(slot.name, scope);
-    }
-    return scope;
   }
 
   /**
@@ -579,7 +461,7 @@ export class Dispatcher {
   async recover(slot: ChannelSlot, entries: InboxEntry[]): Promise<InboxEntry[]> {
     const unsent: InboxEntry[] = [];
     const { logger, settings } = this.options;
-    const { store } = this.scopeOf(slot);
+    const { store } = this.conversations.scopeOf(slot.name);
     for (const entry of entries.filter((e) => e.channel === slot.name)) {
       const msg = entry.payload as unknown as InboundMessage;
       try {
@@ -606,11 +488,11 @@ export class Dispatcher {
    */
   private async rejoin(slot: ChannelSlot, msg: InboundMessage): Promise<boolean> {
     const { logger } = this.options;
-    const binding = await this.scopeOf(slot).store.currentBinding(msg.ref.key);
+    const binding = await this.conversations.scopeOf(slot.name).store.currentBinding(msg.ref.key);
     if (!binding) return false;
     const { threadId } = binding;
-    if (!(await this.servesThread(slot, msg.ref.key, threadId))) return false;
-    const harness = await this.harnessOfThread(slot, msg.ref.key, threadId);
+    if (!(await this.conversations.servesThread(slot.name, msg.ref.key, threadId))) return false;
+    const harness = await this.conversations.harnessOfThread(slot.name, msg.ref.key, threadId);
     if (!harness.reattach) return false;
     // The run reads this signal once rendering starts; execute() links its own to it.
     const stop = new AbortController();

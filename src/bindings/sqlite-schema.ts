@@ -128,6 +128,10 @@ const STEPS: ReadonlyArray<(db: Database.Database) => void> = [
     // A rebuild, not ALTER TABLE: SQLite cannot change a primary key in place.
     db.exec(TENANTS);
   },
+  (db) => {
+    // The state of a tool approval (JSON); NULL for an ordinary question.
+    db.exec("ALTER TABLE antler_pending ADD COLUMN approval TEXT");
+  },
 ];
 
 /** Brings `db` up to the newest schema; does nothing on a file that is already there. */

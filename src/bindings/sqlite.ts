@@ -41,6 +41,7 @@ interface PendingRow {
   posted: string | null;
   created_at: number;
   asked_by: string | null;
+  approval: string | null;
 }
 
 interface InboxRow {
@@ -134,12 +135,12 @@ class SqliteTenantStore implements BindingStore {
 
   async setPending(q: PendingQuestion): Promise<void> {
     this.sql(
-      `INSERT INTO antler_pending (tenant, thread_id, key, question_id, interrupt_id, question, options, kind, posted, created_at, asked_by)
-         VALUES (@tenant, @threadId, @key, @questionId, @interruptId, @question, @options, @kind, @posted, @createdAt, @askedBy)
+      `INSERT INTO antler_pending (tenant, thread_id, key, question_id, interrupt_id, question, options, kind, posted, created_at, asked_by, approval)
+         VALUES (@tenant, @threadId, @key, @questionId, @interruptId, @question, @options, @kind, @posted, @createdAt, @askedBy, @approval)
          ON CONFLICT (tenant, thread_id) DO UPDATE SET key = excluded.key, question_id = excluded.question_id,
            interrupt_id = excluded.interrupt_id, question = excluded.question, options = excluded.options,
            kind = excluded.kind, posted = excluded.posted, created_at = excluded.created_at,
-           asked_by = excluded.asked_by`,
+           asked_by = excluded.asked_by, approval = excluded.approval`,
     ).run({
       ...q,
       tenant: this.tenant,
@@ -147,7 +148,15 @@ class SqliteTenantStore implements BindingStore {
       kind: q.kind ?? null,
       posted: q.posted === undefined ? null : JSON.stringify(q.posted),
       askedBy: q.askedBy === undefined ? null : JSON.stringify(q.askedBy),
+      approval: q.approval === undefined ? null : JSON.stringify(q.approval),
     });
+  }
+
+  async pendingApprovals(): Promise<PendingQuestion[]> {
+    const rows = this.sql("SELECT * FROM antler_pending WHERE tenant = ? AND approval IS NOT NULL ORDER BY created_at").all(
+      this.tenant,
+    ) as PendingRow[];
+    return rows.map(toPending);
   }
 
   async getPending(threadId: string): Promise<PendingQuestion | undefined> {
@@ -253,6 +262,7 @@ function toPending(row: PendingRow): PendingQuestion {
     ...(row.kind ? { kind: row.kind } : {}),
     ...(row.posted ? { posted: JSON.parse(row.posted) as Json } : {}),
     ...(row.asked_by ? { askedBy: JSON.parse(row.asked_by) as NonNullable<PendingQuestion["askedBy"]> } : {}),
+    ...(row.approval ? { approval: JSON.parse(row.approval) as Json } : {}),
     createdAt: row.created_at,
   };
 }

@@ -48,6 +48,8 @@ export interface PendingQuestion {
    * may answer. Absent on questions stored before it was recorded; anyone may answer those.
    */
   askedBy?: { id: string; name?: string };
+  /** For a tool approval: its state (requests, decisions so far, deadline), opaque here. */
+  approval?: Json;
   createdAt: number;
 }
 
@@ -95,6 +97,8 @@ export interface BindingStore {
   /** Finds a pending question by the id its buttons carry. */
   findPendingByQuestionId(questionId: string): Promise<PendingQuestion | undefined>;
   clearPending(threadId: string): Promise<void>;
+  /** Every pending tool approval, oldest first (their deadlines are armed again after a restart). */
+  pendingApprovals(): Promise<PendingQuestion[]>;
 
   /** Records a received event. Returns false if the same channel+eventId was already recorded. */
   recordInbound(entry: { channel: string; eventId: string; key: string; payload: Json }): Promise<boolean>;

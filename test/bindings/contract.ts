@@ -185,6 +185,21 @@ export function bindingStoreContract(label: string, factory: StoreFactory): void
       expect(await store.getPending("t2")).toEqual(anonymous);
     });
 
+    it("keeps a tool approval's state with its question, and lists each tenant's open approvals", async () => {
+      const approval = { requests: [{ name: "send_email" }], decisions: [null], deadline: 5 };
+      await store.setPending({ ...question("t1", "q1"), approval });
+      await store.setPending(question("t2", "q2"));
+      await store.forTenant("other").setPending({ ...question("t3", "q3"), approval });
+      expect((await store.getPending("t1"))?.approval).toEqual(approval);
+      expect((await store.getPending("t2"))?.approval).toBeUndefined();
+      expect((await store.pendingApprovals()).map((p) => p.threadId)).toEqual(["t1"]);
+      await store.setPending({ ...question("t1", "q1"), approval: { ...approval, decisions: [{ type: "approve" }] } });
+      expect((await store.getPending("t1"))?.approval).toMatchObject({ decisions: [{ type: "approve" }] });
+      await store.clearPending("t1");
+      expect(await store.pendingApprovals()).toEqual([]);
+      expect((await store.forTenant("other").pendingApprovals()).map((p) => p.threadId)).toEqual(["t3"]);
+    });
+
     it("dedupes inbound events by channel and event id", async () => {
       const entry = { channel: "tg", eventId: "42", key: "tg:w:1", payload: { text: "hi" } };
       expect(await store.recordInbound(entry)).toBe(true);

@@ -105,6 +105,7 @@ describe("SqliteBindingStore migration to tenants", () => {
     expect(migrations(file)).toEqual([
       { version: 1, applied_at: 50 },
       { version: 2, applied_at: 50 },
+      { version: 3, applied_at: 50 },
     ]);
   });
 
@@ -122,6 +123,7 @@ describe("SqliteBindingStore migration to tenants", () => {
     expect(migrations(file)).toEqual([
       { version: 1, applied_at: 50 },
       { version: 2, applied_at: 50 },
+      { version: 3, applied_at: 50 },
     ]);
   });
 

@@ -252,6 +252,9 @@ export class Gateway {
       logger.error({ channel: slot.name, err }, "channel failed to start");
       return;
     }
+    await dispatcher
+      .armApprovals(slot)
+      .catch((err: unknown) => logger.error({ err, channel: slot.name }, "could not arm approval deadlines"));
     const leftovers = this.leftovers.get(slot.name);
     if (!leftovers) return;
     this.leftovers.delete(slot.name);

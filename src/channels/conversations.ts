@@ -23,6 +23,8 @@ export interface AgentSource {
   serves(tenant: string, agent: string): boolean;
   /** The agent's one-line description, for `/agent`. */
   describe?(agent: string): string | undefined;
+  /** Who may approve `tool` for the agent, and how long a call waits; undefined when no rule matches. */
+  approvalPolicy?(tenant: string, agent: string, tool: string): { approvers: string[]; timeout_ms: number } | undefined;
 }
 
 /** A channel's tenant and the view of the store limited to that tenant's rows. */

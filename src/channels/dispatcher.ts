@@ -10,12 +10,14 @@ import { DEFAULT_AGENT } from "../config/agents.js";
 import type { GatewayConfig } from "../config/schema.js";
 import { AntlerError, errorMessage } from "../errors.js";
 import { toRunError } from "../harness/run-errors.js";
-import type { RunEvent, RunOptions } from "../harness/types.js";
+import type { ApprovalAnswer, RunEvent, RunOptions } from "../harness/types.js";
 import type { Logger } from "../log/logger.js";
 import type { Router } from "../routing/index.js";
 import { accessDenial } from "./access.js";
 import { acknowledgeClick, mayAnswer, refuseAnswer, tellPrivately } from "./answer-rights.js";
 import { type Answer, answerFromButton, answerFromText } from "./answers.js";
+import { ApprovalDesk } from "./approval-desk.js";
+import { approvalOf } from "./approvals.js";
 import { type CommandName, HELP_TEXT, IMMEDIATE, parseCommand } from "./commands.js";
 import { type AgentSource, Conversations } from "./conversations.js";
 import { KeyedQueue, Semaphore } from "./queue.js";
@@ -95,11 +97,23 @@ export class Dispatcher {
   private accepting = true;
   private readonly background = new Set<Promise<void>>();
   private readonly conversations: Conversations;
+  private readonly desk: ApprovalDesk;
 
   constructor(private readonly options: DispatcherOptions) {
     this.queue = new KeyedQueue(options.settings.queue_size, (err) => options.logger.error({ err }, "queued job failed"));
     this.runs = new Semaphore(options.settings.max_concurrent_runs);
     this.conversations = new Conversations(options);
+    this.desk = new ApprovalDesk({
+      conversations: this.conversations,
+      logger: options.logger,
+      channelOf: (slot) => this.channelOf(slot),
+      hooks: (slot) => this.hooks(slot),
+      notify: (slot, ref, text) => this.notify(slot, ref, text),
+      refuse: (slot, msg, pending) => this.refuse(slot, msg, pending),
+      resume: (slot, msg, pending, answer) => this.resumeWith(slot, msg, pending, answer),
+      enqueue: (key, work) => this.queue.push(key, work),
+      policy: (slot, agent, tool) => options.agents.approvalPolicy?.(this.conversations.scopeOf(slot.name).tenant, agent, tool),
+    });
   }
 
   /** Runs in progress across all conversations (not counting those waiting for a slot). */
@@ -140,6 +154,12 @@ export class Dispatcher {
    */
   stopAccepting(): void {
     this.accepting = false;
+    this.desk.close();
+  }
+
+  /** After a channel (re)started: tool approvals waiting in its chats get their deadlines again. */
+  async armApprovals(slot: ChannelSlot): Promise<void> {
+    await this.desk.resumeDeadlines(slot);
   }
 
   /**
@@ -240,6 +260,7 @@ export class Dispatcher {
     try {
       const target = await this.conversations.threadFor(slot.name, msg);
       const pending = await this.conversations.scopeOf(slot.name).store.getPending(target.threadId);
+      if (pending && approvalOf(pending)) return await this.desk.text(slot, msg, pending);
       if (pending) {
         // In a shared group thread, someone else's message must neither answer nor abandon the question.
         if (!mayAnswer(slot.access, pending, msg)) return await this.refuse(slot, msg, pending);
@@ -266,8 +287,12 @@ export class Dispatcher {
   private async answerClick(slot: ChannelSlot, msg: InboundMessage): Promise<void> {
     const action = msg.action!;
     // Looked up among this tenant's questions only: a forged id of another tenant's finds nothing.
-    const pending = await this.conversations.scopeOf(slot.name).store.findPendingByQuestionId(action.questionId);
-    const answer = pending && pending.key === msg.ref.key ? answerFromButton(pending, action.buttonId) : undefined;
+    const found = await this.conversations.scopeOf(slot.name).store.findPendingByQuestionId(action.questionId);
+    const pending = found?.key === msg.ref.key ? found : undefined;
+    if (pending && approvalOf(pending) && (await this.conversations.servesThread(slot.name, pending.key, pending.threadId))) {
+      return this.desk.click(slot, msg, pending);
+    }
+    const answer = pending ? answerFromButton(pending, action.buttonId) : undefined;
     if (pending && answer && !mayAnswer(slot.access, pending, msg)) return this.refuse(slot, msg, pending);
     // A question of an agent the config no longer has cannot be resumed.
     const gone = pending && !(await this.conversations.servesThread(slot.name, pending.key, pending.threadId));
@@ -295,7 +320,6 @@ export class Dispatcher {
     controller?: AbortController,
   ): Promise<void> {
     const { store } = this.conversations.scopeOf(slot.name);
-    const harness = await this.conversations.harnessOfThread(slot.name, pending.key, pending.threadId);
     await store.clearPending(pending.threadId);
     const channel = this.channelOf(slot);
     if (pending.posted) {
@@ -307,8 +331,19 @@ export class Dispatcher {
         this.hooks(slot),
       ).catch((err: unknown) => this.options.logger.warn({ err, channel: slot.name }, "could not mark the question answered"));
     }
-    const resume = (opts: RunOptions) =>
-      harness.resume(pending.threadId, answer.value, { ...opts, interruptId: pending.interruptId });
+    await this.resumeWith(slot, msg, pending, answer.value, controller);
+  }
+
+  /** Resumes the run paused on `pending` with an answer or an approval's decisions. */
+  private async resumeWith(
+    slot: ChannelSlot,
+    msg: InboundMessage,
+    pending: PendingQuestion,
+    answer: string | ApprovalAnswer,
+    controller?: AbortController,
+  ): Promise<void> {
+    const harness = await this.conversations.harnessOfThread(slot.name, pending.key, pending.threadId);
+    const resume = (opts: RunOptions) => harness.resume(pending.threadId, answer, { ...opts, interruptId: pending.interruptId });
     // The run still belongs to who asked, also when an approver answered: a follow-up question is theirs too.
     await this.execute(slot, msg, pending.threadId, resume, controller, pending.askedBy ?? msg.user);
   }
@@ -393,7 +428,7 @@ export class Dispatcher {
     }
     if (outcome.kind === "clarification") {
       const c = outcome.clarification;
-      await this.conversations.scopeOf(slot.name).store.setPending({
+      const pending: PendingQuestion = {
         threadId,
         key,
         questionId,
@@ -404,7 +439,9 @@ export class Dispatcher {
         posted: outcome.question as unknown as Json,
         askedBy: { id: asker.id, ...(asker.name ? { name: asker.name } : {}) },
         createdAt: Date.now(),
-      });
+      };
+      if (c.approval) await this.desk.open(slot, msg.ref, pending, c.approval.requests);
+      else await this.conversations.scopeOf(slot.name).store.setPending(pending);
     }
   }
 
@@ -415,7 +452,8 @@ export class Dispatcher {
       const run = this.active.get(key);
       // The stopped run posts its own "stopped" notice; say something only when there was nothing to stop.
       if (run) run.abort();
-      else await this.notify(slot, msg.ref, NOTICES.nothingToStop);
+      else if (!(await this.desk.stop(slot, key, msg.user.name ?? msg.user.id)))
+        await this.notify(slot, msg.ref, NOTICES.nothingToStop);
       return;
     }
     await this.notify(slot, msg.ref, await this.statusText(slot, key));

@@ -14,6 +14,7 @@ import { DEFAULT_AGENT, DEFAULT_TENANT, Tenancy } from "../config/agents.js";
 import type { AppConfig } from "../config/schema.js";
 import { ConfigError } from "../errors.js";
 import type { Logger } from "../log/logger.js";
+import { approvalRuleFor } from "./approvals.js";
 import { buildAgent, chosenTools, openCheckpoints } from "./backends.js";
 import { TenantCheckpointSaver } from "./checkpoints.js";
 import { type McpServerReport, McpServers } from "./mcp/index.js";
@@ -117,6 +118,12 @@ export class AgentDirectory {
   /** A tenant's MCP servers, once started. */
   mcpOf(tenant: string): McpServers | undefined {
     return this.mcpStarted.get(tenant);
+  }
+
+  /** The approval rule of `tool` for an agent (who may decide, how long it waits). */
+  approvalPolicy(_tenant: string, agent: string, tool: string): { approvers: string[]; timeout_ms: number } | undefined {
+    if (!this.tenancy.agentNames().includes(agent)) return undefined;
+    return approvalRuleFor(this.tenancy.agentConfig(agent).approvals, tool);
   }
 
   /** An agent's one-line description from config, for `/agent`. */

@@ -203,7 +203,17 @@ export class LoopbackWorld {
       .reverse()
       .find((m) => (!opts.chatId || m.chatId === opts.chatId) && m.buttons.some((b) => b.label === label));
     if (!message) throw new Error(`no message shows a button "${label}"`);
-    const button = message.buttons.find((b) => b.label === label)!;
+    return this.clickOn(message, label, opts);
+  }
+
+  /** The user clicks the button labelled `label` on `message`. */
+  async clickOn(
+    message: LoopbackMessage,
+    label: string,
+    opts: { userId?: string; userName?: string } = {},
+  ): Promise<InboundMessage> {
+    const button = message.buttons.find((b) => b.label === label);
+    if (!button) throw new Error(`message ${message.id} shows no button "${label}"`);
     const channel = this.requireChannel();
     const thread = message.threadId ? `:${message.threadId}` : "";
     const msg: InboundMessage = {

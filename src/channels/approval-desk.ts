@@ -1,0 +1,270 @@
+/**
+ * The approval desk: the dispatcher's side of tool approval (see approvals.ts for the rules).
+ * It posts one message per paused call, records each decision as it comes (click or text),
+ * shows the outcome on the call's message, rejects what is still open at the deadline or on
+ * `/stop`, and resumes the run once every call is decided. Decisions arrive through the
+ * conversation's queue, so they are handled in order with the conversation's other messages.
+ */
+import type { PendingQuestion } from "../bindings/types.js";
+import type { ApprovalAnswer, ApprovalRequest, Decision } from "../harness/types.js";
+import type { Logger } from "../log/logger.js";
+import { mayAnswer, tellPrivately } from "./answer-rights.js";
+import {
+  type ApprovalState,
+  approvalOf,
+  decide,
+  openCalls,
+  outcomeLine,
+  parseButton,
+  parseEditedArgs,
+  parseText,
+  requestContent,
+  withApproval,
+} from "./approvals.js";
+import type { Conversations } from "./conversations.js";
+import type { ChannelSlot } from "./registry.js";
+import { closeQuestion, type RenderHooks } from "./render/index.js";
+import { postChunked } from "./render/notice.js";
+import { Outbound } from "./render/outbound.js";
+import { editInterval } from "./render/types.js";
+import type { Channel, ConversationRef, InboundMessage, MessageHandle } from "./types.js";
+
+/** Who may decide a call and how long it may wait, from the agent's `approvals` rule. */
+export interface ApprovalPolicy {
+  approvers: string[];
+  timeout_ms: number;
+}
+
+/** What the desk needs from the dispatcher. */
+export interface DeskHost {
+  conversations: Conversations;
+  logger: Logger;
+  channelOf(slot: ChannelSlot): Channel;
+  hooks(slot: ChannelSlot): RenderHooks;
+  notify(slot: ChannelSlot, ref: ConversationRef, text: string): Promise<void>;
+  refuse(slot: ChannelSlot, msg: InboundMessage, pending: PendingQuestion): Promise<void>;
+  /** Resumes the paused run with the decisions (a run like any other: slot, render, questions). */
+  resume(slot: ChannelSlot, msg: InboundMessage, pending: PendingQuestion, answer: ApprovalAnswer): Promise<void>;
+  /** Puts work on the conversation's queue; false when the queue is full. */
+  enqueue(key: string, work: () => Promise<void>): boolean;
+  /** The rule of `tool` in the approvals of the agent; undefined when none matches. */
+  policy(slot: ChannelSlot, agent: string, tool: string): ApprovalPolicy | undefined;
+}
+
+/** How long a call waits when no rule says (an interrupt of a user's graph or a remote agent). */
+const DEFAULT_TIMEOUT_MS = 600_000;
+
+export const APPROVAL_NOTICES = {
+  stopped: "Stopped: the tool calls waiting for approval were rejected and not run.",
+  timedOut: (minutes: number) => `No decision within ${minutes} minute${minutes === 1 ? "" : "s"}: the call was rejected.`,
+  hint: 'Tool calls are waiting for a decision: use the buttons, or reply "approve" or "reject <reason>".',
+  editPrompt: (name: string) => `Send the new arguments for ${name} as a JSON object.`,
+  notEditable: "That call cannot be edited: approve or reject it.",
+} as const;
+
+export class ApprovalDesk {
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+
+  constructor(private readonly host: DeskHost) {}
+
+  /** A run paused on `requests`: posts a message per call and stores the approval. */
+  async open(slot: ChannelSlot, ref: ConversationRef, base: PendingQuestion, requests: ApprovalRequest[]): Promise<void> {
+    const channel = this.host.channelOf(slot);
+    const agent = await this.host.conversations.agentOfThread(slot.name, base.key, base.threadId);
+    const policies = requests.map((r) => this.host.policy(slot, agent, r.name));
+    const timeout = Math.min(...policies.map((p) => p?.timeout_ms ?? DEFAULT_TIMEOUT_MS));
+    const out = new Outbound(channel, this.host.hooks(slot), editInterval(channel, ref));
+    const posted: (MessageHandle | null)[] = [];
+    for (const [i, request] of requests.entries()) {
+      const handles = await postChunked(out, ref, requestContent(channel, request, i, base.questionId)).catch((err: unknown) => {
+        this.host.logger.warn({ err, channel: slot.name }, "could not post a tool call for approval");
+        return [];
+      });
+      posted.push(handles.at(-1) ?? null);
+    }
+    const state: ApprovalState = {
+      requests,
+      decisions: requests.map(() => null),
+      decidedBy: requests.map(() => null),
+      posted,
+      deadline: Date.now() + timeout,
+      approvers: [...new Set(policies.flatMap((p) => p?.approvers ?? []))],
+    };
+    const pending = withApproval(base, state);
+    await this.store(slot).setPending(pending);
+    this.arm(slot, pending);
+  }
+
+  /** A click on one of the calls' buttons. */
+  async click(slot: ChannelSlot, msg: InboundMessage, pending: PendingQuestion): Promise<void> {
+    const state = approvalOf(pending)!;
+    const pressed = parseButton(msg.action?.buttonId ?? "");
+    const request = pressed && state.requests[pressed.index];
+    if (!pressed || !request || state.decisions[pressed.index] !== null) return this.stale(slot, msg);
+    if (!this.mayDecide(slot, msg, pending, state)) return this.host.refuse(slot, msg, pending);
+    const channel = this.host.channelOf(slot);
+    await channel.answerAction?.(msg).catch(() => false);
+    if (pressed.type === "edit") {
+      if (!request.allowed.includes("edit")) return this.host.notify(slot, msg.ref, APPROVAL_NOTICES.notEditable);
+      const editing = { index: pressed.index, userId: msg.user.id };
+      await this.store(slot).setPending(withApproval(pending, { ...state, editing }));
+      return this.host.notify(slot, msg.ref, APPROVAL_NOTICES.editPrompt(request.name));
+    }
+    const decision: Decision = pressed.type === "approve" ? { type: "approve" } : { type: "reject" };
+    await this.record(slot, msg, pending, state, [pressed.index], decision);
+  }
+
+  /** A message while calls wait: edited arguments, `approve`, `reject <reason>`, or a hint. */
+  async text(slot: ChannelSlot, msg: InboundMessage, pending: PendingQuestion): Promise<void> {
+    const state = approvalOf(pending)!;
+    if (!this.mayDecide(slot, msg, pending, state)) return this.host.refuse(slot, msg, pending);
+    if (state.editing && state.editing.userId === msg.user.id) return this.edited(slot, msg, pending, state);
+    const typed = parseText(msg.text);
+    if (!typed || typed.type === "edit") return this.host.notify(slot, msg.ref, APPROVAL_NOTICES.hint);
+    const decision: Decision =
+      typed.type === "approve" ? { type: "approve" } : { type: "reject", ...(typed.message ? { message: typed.message } : {}) };
+    // Typed words decide every open call the decision is allowed for.
+    const open = openCalls(state).filter((i) => state.requests[i]?.allowed.includes(decision.type));
+    await this.record(slot, msg, pending, state, open, decision);
+  }
+
+  /**
+   * `/stop` in a conversation whose run waits for approval: every open call is rejected and
+   * nothing is resumed (the next message's run closes the calls). False when none waits.
+   */
+  async stop(slot: ChannelSlot, key: string, by: string): Promise<boolean> {
+    const store = this.store(slot);
+    const threadId = await store.currentThread(key);
+    const pending = threadId ? await store.getPending(threadId) : undefined;
+    const state = pending && approvalOf(pending);
+    if (!pending || !state) return false;
+    this.disarm(pending.threadId);
+    await store.clearPending(pending.threadId);
+    let next = state;
+    for (const i of openCalls(state)) next = decide(next, i, { type: "reject", message: "The user stopped the run." }, by);
+    await this.showOutcomes(slot, state, next);
+    const ref = state.posted.find((p) => p)?.ref;
+    if (ref) await this.host.notify(slot, ref, APPROVAL_NOTICES.stopped);
+    return true;
+  }
+
+  /** After a (re)start: arms the deadline of every approval waiting in this channel's chats. */
+  async resumeDeadlines(slot: ChannelSlot): Promise<void> {
+    for (const pending of await this.store(slot).pendingApprovals()) {
+      const ref = approvalOf(pending)?.posted.find((p) => p)?.ref;
+      if (ref?.channel === slot.name || pending.key.startsWith(`${slot.name}:`)) this.arm(slot, pending);
+    }
+  }
+
+  /** Stops every deadline timer (shutdown). */
+  close(): void {
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  private async edited(slot: ChannelSlot, msg: InboundMessage, pending: PendingQuestion, state: ApprovalState): Promise<void> {
+    const index = state.editing!.index;
+    const request = state.requests[index]!;
+    const args = parseEditedArgs(msg.text);
+    if (typeof args === "string") return this.host.notify(slot, msg.ref, args);
+    const harness = await this.host.conversations.harnessOfThread(slot.name, pending.key, pending.threadId);
+    const problem = await harness.checkToolArgs?.(request, args);
+    if (problem) return this.host.notify(slot, msg.ref, `${problem} Send them again.`);
+    await this.record(slot, msg, pending, state, [index], { type: "edit", args });
+  }
+
+  /** Records `decision` for the calls `indexes`, shows it, and resumes the run when none is open. */
+  private async record(
+    slot: ChannelSlot,
+    msg: InboundMessage,
+    pending: PendingQuestion,
+    state: ApprovalState,
+    indexes: number[],
+    decision: Decision,
+  ): Promise<void> {
+    let next = state;
+    const by = msg.user.name ?? msg.user.id;
+    for (const i of indexes) next = decide(next, i, decision, by);
+    await this.showOutcomes(slot, state, next);
+    await this.settle(slot, msg, withApproval(pending, next), next);
+  }
+
+  /** Stores the state, or, when every call is decided, clears it and resumes the run. */
+  private async settle(slot: ChannelSlot, msg: InboundMessage, pending: PendingQuestion, state: ApprovalState): Promise<void> {
+    if (openCalls(state).length > 0) return this.store(slot).setPending(pending);
+    this.disarm(pending.threadId);
+    await this.store(slot).clearPending(pending.threadId);
+    await this.host.resume(slot, msg, pending, { decisions: state.decisions as Decision[] });
+  }
+
+  /** Edits the message of each call decided between `before` and `after` to show its outcome. */
+  private async showOutcomes(slot: ChannelSlot, before: ApprovalState, after: ApprovalState): Promise<void> {
+    const channel = this.host.channelOf(slot);
+    for (const [i, decision] of after.decisions.entries()) {
+      const handle = after.posted[i];
+      if (!decision || before.decisions[i] || !handle) continue;
+      const request = after.requests[i]!;
+      const text = requestContent(channel, request, i, "").text;
+      await closeQuestion(channel, handle, text, outcomeLine(decision, after.decidedBy[i] ?? null), this.host.hooks(slot)).catch(
+        (err: unknown) => this.host.logger.warn({ err, channel: slot.name }, "could not show a call's outcome"),
+      );
+    }
+  }
+
+  private mayDecide(slot: ChannelSlot, msg: InboundMessage, pending: PendingQuestion, state: ApprovalState): boolean {
+    return mayAnswer(slot.access, pending, msg) || state.approvers.includes(msg.user.id);
+  }
+
+  private async stale(slot: ChannelSlot, msg: InboundMessage): Promise<void> {
+    const text = "That call is already decided.";
+    if (await tellPrivately(this.host.channelOf(slot), msg, text, this.host.logger)) return;
+    await this.host.notify(slot, msg.ref, text);
+  }
+
+  private arm(slot: ChannelSlot, pending: PendingQuestion): void {
+    const state = approvalOf(pending);
+    if (!state) return;
+    this.disarm(pending.threadId);
+    const wait = Math.max(0, state.deadline - Date.now());
+    const timer = setTimeout(() => {
+      this.timers.delete(pending.threadId);
+      this.host.enqueue(pending.key, () => this.expire(slot, pending));
+    }, wait);
+    timer.unref();
+    this.timers.set(pending.threadId, timer);
+  }
+
+  private disarm(threadId: string): void {
+    clearTimeout(this.timers.get(threadId));
+    this.timers.delete(threadId);
+  }
+
+  /** The deadline passed: every call still open is rejected, and the run resumes. */
+  private async expire(slot: ChannelSlot, armed: PendingQuestion): Promise<void> {
+    const pending = await this.store(slot).getPending(armed.threadId);
+    const state = pending && approvalOf(pending);
+    if (!pending || !state || pending.questionId !== armed.questionId) return;
+    const minutes = Math.max(1, Math.round((state.deadline - pending.createdAt) / 60_000));
+    const reason = APPROVAL_NOTICES.timedOut(minutes);
+    let next = state;
+    for (const i of openCalls(state)) next = decide(next, i, { type: "reject", message: reason }, null);
+    await this.showOutcomes(slot, state, next);
+    const ref = state.posted.find((p) => p)?.ref;
+    if (!ref) return this.store(slot).clearPending(pending.threadId);
+    const asker = pending.askedBy ?? { id: "" };
+    const msg: InboundMessage = {
+      channel: slot.name,
+      eventId: `approval-timeout:${pending.questionId}`,
+      ref,
+      user: asker,
+      text: "",
+      mentioned: true,
+      sentAt: Date.now(),
+    };
+    await this.settle(slot, msg, withApproval(pending, next), next);
+  }
+
+  private store(slot: ChannelSlot) {
+    return this.host.conversations.scopeOf(slot.name).store;
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * Tool approval in the chat. When a run pauses on tool calls that need a person's decision
+ * (`agent.approvals`), each call gets its own message: the tool's name and a safely truncated
+ * summary of its arguments, with Approve, Reject and (where allowed) Edit buttons. Each call is
+ * decided on its own; the run resumes once every call has a decision.
+ *
+ * - Who decides: the person whose message started the run, the channel's `approvers`, and the
+ *   rule's `approvers`. Anyone else is refused (privately where the platform can) and nothing
+ *   changes.
+ * - By text (for channels without buttons, and always): `approve`, `reject <reason>`, or, after
+ *   Edit, the new arguments as JSON. `approve` and `reject` decide every call still open.
+ * - Edit: the next message of whoever clicked Edit is the arguments, checked against the tool's
+ *   schema; invalid ones get the reason and Edit stays open.
+ * - A call still open after the rule's `timeout_ms` is rejected, with a reason the model reads;
+ *   the deadline is stored, so it holds across a restart.
+ * - After a decision, the call's message shows the outcome and who decided, without buttons.
+ *
+ * The state lives with the pending question (`PendingQuestion.approval`) as JSON.
+ */
+import type { Json, PendingQuestion } from "../bindings/types.js";
+import type { ApprovalRequest, Decision, DecisionType } from "../harness/types.js";
+import type { Channel, MessageHandle, OutboundContent } from "./types.js";
+
+/** The stored state of one approval: its calls, the decisions so far, and its deadline. */
+export interface ApprovalState {
+  requests: ApprovalRequest[];
+  /** One per request; null while it is open. */
+  decisions: (Decision | null)[];
+  /** Who decided each request (a name or an id); null while it is open or when the deadline did. */
+  decidedBy: (string | null)[];
+  /** The message of each request, to show its outcome on; null where it could not be posted. */
+  posted: (MessageHandle | null)[];
+  /** When open calls are rejected (ms since epoch). */
+  deadline: number;
+  /** User ids who may decide besides the asker and the channel's approvers. */
+  approvers: string[];
+  /** Set after Edit: whose next message holds the new arguments, for which call. */
+  editing?: { index: number; userId: string };
+}
+
+/** The most characters of arguments a call's message shows. */
+const MAX_ARGS_SHOWN = 700;
+
+const LABELS: Record<DecisionType, string> = { approve: "Approve", reject: "Reject", edit: "Edit" };
+
+export function approvalOf(pending: PendingQuestion): ApprovalState | undefined {
+  return pending.approval ? (pending.approval as unknown as ApprovalState) : undefined;
+}
+
+export function withApproval(pending: PendingQuestion, state: ApprovalState): PendingQuestion {
+  return { ...pending, approval: state as unknown as Json };
+}
+
+/** The arguments as indented JSON, cut to a readable length. */
+export function summarizeArgs(args: Record<string, unknown>): string {
+  let text: string;
+  try {
+    text = JSON.stringify(args, null, 2) ?? "{}";
+  } catch {
+    text = String(args);
+  }
+  return text.length > MAX_ARGS_SHOWN ? `${text.slice(0, MAX_ARGS_SHOWN)}\n…` : text;
+}
+
+/** The message of one call: name, arguments, and its buttons (or how to answer in words). */
+export function requestContent(channel: Channel, request: ApprovalRequest, index: number, questionId: string): OutboundContent {
+  const head = `🔧 **${request.name}** wants to run with:\n\`\`\`json\n${summarizeArgs(request.args)}\n\`\`\``;
+  if (channel.capabilities.buttons) {
+    const offered = (Object.keys(LABELS) as DecisionType[]).filter((type) => request.allowed.includes(type));
+    const buttons = offered.map((type) => ({ id: `${type}:${index}`, label: LABELS[type] }));
+    return { text: head, buttons, questionId };
+  }
+  const edit = request.allowed.includes("edit") ? ', or "edit" and then the new arguments as JSON' : "";
+  return { text: `${head}\n_Reply "approve" or "reject <reason>"${edit}._` };
+}
+
+/** A click on a call's button: what it decides and for which call. */
+export function parseButton(buttonId: string): { type: DecisionType; index: number } | undefined {
+  const match = /^(approve|reject|edit):(\d+)$/.exec(buttonId);
+  if (!match) return undefined;
+  return { type: match[1] as DecisionType, index: Number(match[2]) };
+}
+
+/** A typed answer: `approve`, `reject <reason>` or `edit`; undefined for anything else. */
+export function parseText(text: string): { type: DecisionType; message?: string } | undefined {
+  const match = /^\s*(approve|approved|yes|reject|rejected|no|deny|edit)\b[\s:,-]*([\s\S]*)$/i.exec(text);
+  if (!match) return undefined;
+  const word = match[1]!.toLowerCase();
+  const rest = match[2]?.trim() ?? "";
+  if (word === "edit") return { type: "edit" };
+  if (["approve", "approved", "yes"].includes(word)) return rest ? undefined : { type: "approve" };
+  return rest ? { type: "reject", message: rest } : { type: "reject" };
+}
+
+/** The line shown on a call's message once decided. */
+export function outcomeLine(decision: Decision, by: string | null): string {
+  const who = by ? ` by ${by}` : "";
+  switch (decision.type) {
+    case "approve":
+      return `✅ Approved${who}`;
+    case "edit":
+      return `✏️ Approved with edited arguments${who}`;
+    case "reject":
+      return `❌ Rejected${who}${decision.message ? `: ${decision.message}` : ""}`;
+  }
+}
+
+/** The indexes of the calls still open. */
+export function openCalls(state: ApprovalState): number[] {
+  return state.decisions.flatMap((d, i) => (d === null ? [i] : []));
+}
+
+/** The state with `decision` recorded for call `index`, by `by`. */
+export function decide(state: ApprovalState, index: number, decision: Decision, by: string | null): ApprovalState {
+  const decisions = [...state.decisions];
+  const decidedBy = [...state.decidedBy];
+  decisions[index] = decision;
+  decidedBy[index] = by;
+  const { editing, ...rest } = state;
+  return { ...rest, decisions, decidedBy, ...(editing && editing.index !== index ? { editing } : {}) };
+}
+
+/** Parses edited arguments typed as JSON; a message when they are not a JSON object. */
+export function parseEditedArgs(text: string): Record<string, unknown> | string {
+  const body = text
+    .trim()
+    .replace(/^```(?:json)?\s*/i, "")
+    .replace(/```$/, "")
+    .trim();
+  try {
+    const value: unknown = JSON.parse(body);
+    if (value && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // fall through to the message below
+  }
+  return 'The new arguments must be a JSON object, e.g. {"to": "a@example.com"}. Send them again.';
+}

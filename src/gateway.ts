@@ -4,6 +4,7 @@
  * order that keeps messages safe (store and harness first, channels last); `stop` reverses it.
  */
 import path from "node:path";
+import type { StructuredToolInterface } from "@langchain/core/tools";
 import { SqliteBindingStore } from "./bindings/sqlite.js";
 import type { BindingStore, InboxEntry } from "./bindings/types.js";
 import { Dispatcher, type DispatcherObserver } from "./channels/dispatcher.js";
@@ -27,6 +28,8 @@ export interface GatewayOptions {
   logger: Logger;
   /** Serves the default agent (in every tenant) instead of the one built from config. */
   harness?: Harness;
+  /** Tools every embedded agent gets besides its configured and MCP tools (SDK use, tests). */
+  tools?: StructuredToolInterface[];
   /** Replace the config's `channels` section (e.g. `antler chat` runs only the console). */
   channels?: Record<string, ChannelSection>;
   /** Listen on `server.host:server.port` (default true). */
@@ -201,7 +204,14 @@ export class Gateway {
     const tenants = new Set([DEFAULT_TENANT]);
     for (const [name, section] of Object.entries(channels)) if (section.enabled) tenants.add(tenancy.tenantOfChannel(name));
     const agents = await AgentDirectory.open(
-      { config, baseDir, logger, harness: this.options.harness, onUsage: (who, usage) => this.metrics.usage(who, usage) },
+      {
+        config,
+        baseDir,
+        logger,
+        harness: this.options.harness,
+        tools: this.options.tools,
+        onUsage: (who, usage) => this.metrics.usage(who, usage),
+      },
       [...tenants],
     );
     this.agents = agents;

@@ -2,10 +2,12 @@
  * A whole gateway in-process for end-to-end tests: real dispatcher, renderer, SQLite store and
  * embedded harness, with the mock model behind ChatOpenAI and channels pointing at fakes.
  */
+
 import { mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import type { StructuredToolInterface } from "@langchain/core/tools";
 import { AppConfigSchema } from "../config/schema.js";
 import { createGateway, type Gateway } from "../gateway.js";
 import type { Harness } from "../harness/types.js";
@@ -36,6 +38,8 @@ export interface TestGatewayOptions {
   drainMs?: number;
   /** More top-level config sections (`agents`, `routes`, `tenants`, `mcp_servers`, `tools`, …). */
   sections?: Record<string, unknown>;
+  /** Tools every embedded agent gets besides the configured ones. */
+  tools?: StructuredToolInterface[];
   /** More `models:` entries after the mock model's (named `mock`). */
   models?: Record<string, unknown>[];
 }
@@ -87,6 +91,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     ...(options.startWaitMs !== undefined ? { startWaitMs: options.startWaitMs } : {}),
     ...(options.harness ? { harness: options.harness } : {}),
     ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}),
+    ...(options.tools ? { tools: options.tools } : {}),
   });
   await gateway.start();
   return {

@@ -36,4 +36,5 @@ export const HELP_TEXT = [
   "- /help — this list",
   "",
   "When I ask a question, tap a button or reply with the option number or your own words.",
+  'When a tool needs your approval, tap Approve or Reject, or reply "approve" or "reject <reason>".',
 ].join("\n");

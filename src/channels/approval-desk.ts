@@ -120,7 +120,8 @@ export class ApprovalDesk {
     if (!this.mayDecide(slot, msg, pending, state)) return this.host.refuse(slot, msg, pending);
     if (state.editing && state.editing.userId === msg.user.id) return this.edited(slot, msg, pending, state);
     const typed = parseText(msg.text);
-    if (!typed || typed.type === "edit") return this.host.notify(slot, msg.ref, APPROVAL_NOTICES.hint);
+    if (!typed) return this.host.notify(slot, msg.ref, APPROVAL_NOTICES.hint);
+    if (typed.type === "edit") return this.startEdit(slot, msg, pending, state);
     const decision: Decision =
       typed.type === "approve" ? { type: "approve" } : { type: "reject", ...(typed.message ? { message: typed.message } : {}) };
     // Typed words decide every open call the decision is allowed for.
@@ -160,6 +161,15 @@ export class ApprovalDesk {
   close(): void {
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
+  }
+
+  /** A typed `edit` (where there are no buttons): the first open call that may be edited. */
+  private async startEdit(slot: ChannelSlot, msg: InboundMessage, pending: PendingQuestion, state: ApprovalState): Promise<void> {
+    const index = openCalls(state).find((i) => state.requests[i]?.allowed.includes("edit"));
+    const request = index === undefined ? undefined : state.requests[index];
+    if (index === undefined || !request) return this.host.notify(slot, msg.ref, APPROVAL_NOTICES.notEditable);
+    await this.store(slot).setPending(withApproval(pending, { ...state, editing: { index, userId: msg.user.id } }));
+    return this.host.notify(slot, msg.ref, APPROVAL_NOTICES.editPrompt(request.name));
   }
 
   private async edited(slot: ChannelSlot, msg: InboundMessage, pending: PendingQuestion, state: ApprovalState): Promise<void> {

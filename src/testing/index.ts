@@ -21,3 +21,4 @@ export {
   testLogger,
 } from "./gateway.js";
 export { contentText, type MockModel, mockModelConfig, startMockModel } from "./mock-model.js";
+export { type RecordedCall, type RecordingTools, recordingTools } from "./tools.js";

@@ -5,12 +5,14 @@
  * platform (see driver.ts). It is published as `antler/testing`, so an adapter loaded by `use:`
  * runs the same checks.
  *
- * Each part is a file of its own (conversation, delivery, lifecycle, routes, group). `parts`
+ * Each part is a file of its own (conversation, delivery, lifecycle, routes, group, approval). `parts`
  * runs only some; `skip` leaves one out, and must say why.
  */
 import { afterEach, beforeEach, describe, expect } from "vitest";
 import type { ContractDriver } from "../driver.js";
 import { freePort, startTestGateway, type TestGateway, type TestGatewayOptions } from "../gateway.js";
+import { recordingTools } from "../tools.js";
+import { APPROVALS, approvalContract } from "./approval.js";
 import { conversationContract } from "./conversation.js";
 import { deliveryContract } from "./delivery.js";
 import { groupContract, withApprover } from "./group.js";
@@ -41,6 +43,7 @@ const PARTS: Record<ContractPart, (current: () => ContractContext) => void> = {
   lifecycle: lifecycleContract,
   routes: routesContract,
   group: groupContract,
+  approval: approvalContract,
 };
 
 export function channelContract(
@@ -60,8 +63,39 @@ export function channelContract(
       const port = await freePort();
       const config = driver.channelConfig({ gatewayUrl: `http://127.0.0.1:${port}` });
       const channels = { [driver.channelName]: withApprover(driver, config) };
-      gw = await startTestGateway({ ...(await options.gateway?.()), channels, port });
-      ctx = { driver, gateway: gw.gateway, model: gw.model };
+      const recording = recordingTools();
+      const given = (await options.gateway?.()) ?? {};
+      const backend = (given.agent?.backend as string | undefined) ?? "embedded";
+      const noApprovals = backend === "embedded" ? undefined : `the ${backend} backend's agent does not have the recording tools`;
+      const agent = noApprovals
+        ? given.agent
+        : { ...given.agent, approvals: { ...APPROVALS, ...(given.agent?.approvals as object | undefined) } };
+      const gatewayOptions: TestGatewayOptions = {
+        ...given,
+        ...(agent ? { agent } : {}),
+        tools: [...(given.tools ?? []), ...recording.tools],
+        channels,
+        port,
+      };
+      const started = async (): Promise<ContractContext> => {
+        const running = gw;
+        if (!running) throw new Error("the contract's gateway is not running");
+        ctx = {
+          driver,
+          gateway: running.gateway,
+          model: running.model,
+          toolCalls: recording.calls,
+          ...(noApprovals ? { noApprovals } : {}),
+          async restart() {
+            await running.stop(false);
+            gw = await startTestGateway({ ...gatewayOptions, dir: running.dir, model: running.model });
+            return started();
+          },
+        };
+        return ctx;
+      };
+      gw = await startTestGateway(gatewayOptions);
+      await started();
       const slot = gw.gateway.slot(driver.channelName);
       expect(slot?.report().state, JSON.stringify(slot?.report())).toBe("running");
     });

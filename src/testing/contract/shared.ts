@@ -3,9 +3,10 @@ import type { Gateway } from "../../gateway.js";
 import type { ContractDriver, VisibleMessage } from "../driver.js";
 import { eventually } from "../gateway.js";
 import { contentText, type MockModel } from "../mock-model.js";
+import type { RecordedCall } from "../tools.js";
 
 /** The names of the contract's parts, one file each; `parts` and `skip` in the options take them. */
-export const CONTRACT_PARTS = ["conversation", "delivery", "lifecycle", "routes", "group"] as const;
+export const CONTRACT_PARTS = ["conversation", "delivery", "lifecycle", "routes", "group", "approval"] as const;
 export type ContractPart = (typeof CONTRACT_PARTS)[number];
 
 /** The running test's world: a whole gateway with the driver's channel, and the mock model behind it. */
@@ -13,6 +14,18 @@ export interface ContractContext {
   driver: ContractDriver;
   gateway: Gateway;
   model: MockModel;
+  /** Calls the recording tools (tools.ts) ran in this test, oldest first. */
+  toolCalls: RecordedCall[];
+  /**
+   * Why the agent lacks the recording tools and their approval rules (another backend, whose
+   * agent Antler does not build); undefined when it has them.
+   */
+  noApprovals?: string;
+  /**
+   * Stops the gateway and starts a new one on the same storage, port, model and fake platform
+   * (a process restart); resolves with the new context.
+   */
+  restart(): Promise<ContractContext>;
 }
 
 /** A check that finds the bot message showing exactly `text`. */

@@ -1,0 +1,121 @@
+/**
+ * Tool approval in the chat on the remote backend: a real LangGraph API server whose `approval`
+ * graph pauses `send_email` with langchain's human-in-the-loop middleware (approve or reject
+ * only), through the gateway and the loopback channel, and through telegraf against the
+ * Telegram fake. The server's tool records what it sent, so "ran once" and "never ran" are seen
+ * on the server itself.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { eventually, sleep, startTestGateway, type TestGateway } from "../contract/gateway.js";
+import { MODEL_URL_ENV, sentEmails } from "../fakes/langgraph/graphs.js";
+import { LoopbackWorld } from "../fakes/loopback.js";
+import { contentText, type MockModel, startMockModel } from "../fakes/openai.js";
+import { TelegramDriver } from "../fakes/telegram/driver.js";
+import { useLangGraphServer } from "../harness/remote-helpers.js";
+
+const lg = useLangGraphServer();
+const ARGS = { to: "ada@example.com", body: "The report is ready." };
+
+let gw: TestGateway | undefined;
+let model: MockModel;
+let telegram: TelegramDriver | undefined;
+beforeEach(async () => {
+  sentEmails.length = 0;
+  model = await startMockModel();
+  process.env[MODEL_URL_ENV] = model.url;
+});
+afterEach(async () => {
+  await gw?.stop(false);
+  gw = undefined;
+  await telegram?.close();
+  telegram = undefined;
+  await model.close();
+});
+
+function boot(channels: Record<string, Record<string, unknown>>, dir?: string): Promise<TestGateway> {
+  const server = lg.server();
+  return startTestGateway({
+    channels,
+    model,
+    ...(dir ? { dir } : {}),
+    agent: { backend: "remote", remote: { url: server.url, assistant_id: "approval", api_key: server.apiKey } },
+  });
+}
+
+const texts = (world: LoopbackWorld) => world.botMessages("dm1").map((m) => m.text);
+const callOf = (world: LoopbackWorld) => world.botMessages("dm1").find((m) => m.text.includes("wants to run with"));
+const toolResults = () =>
+  (model.requests.at(-1)?.messages ?? []).filter((m) => m.role === "tool").map((m) => contentText(m.content));
+
+describe("tool approval on the remote backend", () => {
+  it("Approve: the server's tool runs exactly once, with the arguments shown", async () => {
+    const world = new LoopbackWorld();
+    gw = await boot({ loop: world.channelConfig() });
+    model.enqueue({ toolCalls: [{ name: "send_email", args: ARGS }] }, { text: "Sent it." });
+    await world.userSays("email Ada");
+    const call = await eventually(() => callOf(world), 10_000, "the call's message");
+    expect(call.text).toContain("send_email");
+    expect(call.text).toContain(ARGS.to);
+    expect(call.text).toContain(ARGS.body);
+    // The server allows approve and reject only.
+    expect(call.buttons.map((b) => b.label)).toEqual(["Approve", "Reject"]);
+    await sleep(200);
+    expect(sentEmails).toEqual([]);
+
+    await world.clickOn(call, "Approve", { userName: "Ana" });
+    await eventually(() => texts(world).includes("Sent it."), 10_000, "the reply");
+    expect(sentEmails).toEqual([ARGS]);
+    expect(toolResults()).toEqual([`sent to ${ARGS.to}`]);
+    expect(call.text).toContain("Approved by Ana");
+    expect(call.buttons).toEqual([]);
+  });
+
+  it("Reject with a typed reason: the server's tool never runs, and the model reads the reason", async () => {
+    const world = new LoopbackWorld();
+    gw = await boot({ loop: world.channelConfig() });
+    model.enqueue({ toolCalls: [{ name: "send_email", args: ARGS }] }, { text: "Okay, not sent." });
+    await world.userSays("email Ada");
+    await eventually(() => callOf(world), 10_000, "the call's message");
+    await world.userSays("reject wrong person");
+    await eventually(() => texts(world).includes("Okay, not sent."), 10_000, "the reply");
+    await sleep(200);
+    expect(sentEmails).toEqual([]);
+    expect(toolResults().join("\n")).toContain("wrong person");
+  });
+
+  it("an approval pending across a gateway restart, approved afterwards, resumes the remote run once", async () => {
+    const world = new LoopbackWorld();
+    gw = await boot({ loop: world.channelConfig() });
+    const dir = gw.dir;
+    model.enqueue({ toolCalls: [{ name: "send_email", args: ARGS }] }, { text: "Sent after the restart." });
+    await world.userSays("email Ada");
+    await eventually(() => callOf(world), 10_000, "the call's message");
+    await gw.stop(false);
+    gw = await boot({ loop: world.channelConfig() }, dir);
+    await world.userSays("approve");
+    await eventually(() => texts(world).includes("Sent after the restart."), 10_000, "the reply");
+    await sleep(200);
+    expect(sentEmails).toEqual([ARGS]);
+  });
+
+  it("through telegraf on the Telegram fake: Approve by button runs the server's tool once", async () => {
+    telegram = await TelegramDriver.start({ mode: "polling" });
+    gw = await boot({ telegram: telegram.channelConfig({ gatewayUrl: "" }) });
+    model.enqueue({ toolCalls: [{ name: "send_email", args: ARGS }] }, { text: "Sent from Telegram." });
+    await telegram.userSays("email Ada");
+    const t = telegram;
+    const call = await eventually(
+      () => t.botMessages().find((m) => m.text.includes("wants to run with")),
+      10_000,
+      "the call's message",
+    );
+    expect(call.text).toContain(ARGS.to);
+    expect(call.buttons).toEqual(["Approve", "Reject"]);
+    await t.click("Approve");
+    await eventually(() => t.botMessages().some((m) => m.text === "Sent from Telegram."), 10_000, "the reply");
+    expect(sentEmails).toEqual([ARGS]);
+    const closed = t.botMessages().find((m) => m.id === call.id);
+    expect(closed?.buttons).toEqual([]);
+    expect(closed?.text).toContain("Approved");
+  });
+});

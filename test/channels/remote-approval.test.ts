@@ -7,7 +7,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { eventually, sleep, startTestGateway, type TestGateway } from "../contract/gateway.js";
-import { MODEL_URL_ENV, sentEmails } from "../fakes/langgraph/graphs.js";
+import { MODEL_URL_ENV, sentEmails, sentMemos } from "../fakes/langgraph/graphs.js";
 import { LoopbackWorld } from "../fakes/loopback.js";
 import { contentText, type MockModel, startMockModel } from "../fakes/openai.js";
 import { TelegramDriver } from "../fakes/telegram/driver.js";
@@ -21,6 +21,7 @@ let model: MockModel;
 let telegram: TelegramDriver | undefined;
 beforeEach(async () => {
   sentEmails.length = 0;
+  sentMemos.length = 0;
   model = await startMockModel();
   process.env[MODEL_URL_ENV] = model.url;
 });
@@ -32,13 +33,18 @@ afterEach(async () => {
   await model.close();
 });
 
-function boot(channels: Record<string, Record<string, unknown>>, dir?: string): Promise<TestGateway> {
+function boot(channels: Record<string, Record<string, unknown>>, dir?: string, approvals?: unknown): Promise<TestGateway> {
   const server = lg.server();
   return startTestGateway({
     channels,
     model,
     ...(dir ? { dir } : {}),
-    agent: { backend: "remote", remote: { url: server.url, assistant_id: "approval", api_key: server.apiKey } },
+    agent: {
+      backend: "remote",
+      remote: { url: server.url, assistant_id: "approval", api_key: server.apiKey },
+      // Antler's rule for the server's tool: who may decide and how long it waits.
+      ...(approvals ? { approvals } : {}),
+    },
   });
 }
 
@@ -57,7 +63,7 @@ describe("tool approval on the remote backend", () => {
     expect(call.text).toContain("send_email");
     expect(call.text).toContain(ARGS.to);
     expect(call.text).toContain(ARGS.body);
-    // The server allows approve and reject only.
+    // The decisions the server allows.
     expect(call.buttons.map((b) => b.label)).toEqual(["Approve", "Reject"]);
     await sleep(200);
     expect(sentEmails).toEqual([]);
@@ -81,6 +87,56 @@ describe("tool approval on the remote backend", () => {
     await sleep(200);
     expect(sentEmails).toEqual([]);
     expect(toolResults().join("\n")).toContain("wrong person");
+  });
+
+  it("Edit: arguments the server's schema refuses get its reason; valid ones run the server's tool once", async () => {
+    const world = new LoopbackWorld();
+    gw = await boot({ loop: world.channelConfig() });
+    model.enqueue({ toolCalls: [{ name: "send_memo", args: ARGS }] }, { text: "Sent the edited memo." });
+    await world.userSays("memo Ada");
+    const call = await eventually(() => callOf(world), 10_000, "the call's message");
+    expect(call.buttons.map((b) => b.label)).toEqual(["Approve", "Reject", "Edit"]);
+    await world.clickOn(call, "Edit");
+    await world.userSays('{"to": "bo@example.com"}');
+    await eventually(() => texts(world).some((t) => t.startsWith("Invalid arguments for send_memo")), 10_000, "the refusal");
+    expect(sentMemos).toEqual([]);
+    const edited = { to: "bo@example.com", body: "Updated." };
+    await world.userSays(JSON.stringify(edited));
+    await eventually(() => texts(world).includes("Sent the edited memo."), 10_000, "the reply");
+    expect(sentMemos).toEqual([edited]);
+  });
+
+  it("a click by someone who may not decide is refused; the rule's approver decides", async () => {
+    const world = new LoopbackWorld();
+    gw = await boot({ loop: world.channelConfig() }, undefined, { send_email: { approvers: ["boss"] } });
+    model.enqueue({ toolCalls: [{ name: "send_email", args: ARGS }] }, { text: "Sent." });
+    await world.userSays("email Ada", { chatType: "group", mentioned: true, chatId: "g1" });
+    const call = await eventually(
+      () => world.botMessages("g1").find((m) => m.text.includes("wants to run with")),
+      10_000,
+      "the call's message",
+    );
+    await world.clickOn(call, "Approve", { userId: "stranger" });
+    await eventually(
+      () => world.botMessages("g1").some((m) => m.text === "Only User One can answer this question."),
+      10_000,
+      "the refusal",
+    );
+    await sleep(200);
+    expect(sentEmails).toEqual([]);
+    await world.clickOn(call, "Approve", { userId: "boss", userName: "Boss" });
+    await eventually(() => world.botMessages("g1").some((m) => m.text === "Sent."), 10_000, "the reply");
+    expect(sentEmails).toEqual([ARGS]);
+  });
+
+  it("a call nobody decides by the rule's deadline is rejected; the server's tool never runs", async () => {
+    const world = new LoopbackWorld();
+    gw = await boot({ loop: world.channelConfig() }, undefined, { send_email: { timeout_ms: 500 } });
+    model.enqueue({ toolCalls: [{ name: "send_email", args: ARGS }] }, { text: "Nobody answered, so not sent." });
+    await world.userSays("email Ada");
+    await eventually(() => texts(world).includes("Nobody answered, so not sent."), 10_000, "the reply");
+    expect(sentEmails).toEqual([]);
+    expect(toolResults().join("\n")).toContain("No decision within");
   });
 
   it("an approval pending across a gateway restart, approved afterwards, resumes the remote run once", async () => {

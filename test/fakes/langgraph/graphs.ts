@@ -173,7 +173,8 @@ export const deerflow = perModelUrl((model) => makeDeerflowGraph(model));
 
 // ---------------------------------------------------------------------------------------------
 // approval: createAgent with langchain's human-in-the-loop middleware on `send_email`, as a
-// server of its own would have it (not Antler's config): approve or reject, with an args schema.
+// server of its own would have it (not Antler's config): approve or reject `send_email`, and
+// approve, reject or edit `send_memo`, each with an args schema.
 
 /** Every `send_email` call that ran on the server, in this process. */
 export const sentEmails: Array<Record<string, unknown>> = [];
@@ -186,7 +187,18 @@ export const sendEmailTool = tool(
   { name: "send_email", description: "Sends an email.", schema: z.object({ to: z.string(), body: z.string() }) },
 );
 
-/** The JSON schema the server's approval sends for `send_email`'s arguments. */
+/** Every `send_memo` call that ran on the server, in this process. */
+export const sentMemos: Array<Record<string, unknown>> = [];
+
+export const sendMemoTool = tool(
+  async (args: { to: string; body: string }) => {
+    sentMemos.push(args);
+    return `memo to ${args.to}`;
+  },
+  { name: "send_memo", description: "Sends a memo.", schema: z.object({ to: z.string(), body: z.string() }) },
+);
+
+/** The JSON schema the server's approval sends for `send_email`'s (and `send_memo`'s) arguments. */
 export const SEND_EMAIL_ARGS_SCHEMA = {
   type: "object",
   properties: { to: { type: "string" }, body: { type: "string" } },
@@ -195,11 +207,14 @@ export const SEND_EMAIL_ARGS_SCHEMA = {
 
 export function makeApprovalGraph(model: ChatOpenAI, checkpointer?: BaseCheckpointSaver): ReactAgent {
   const approval = humanInTheLoopMiddleware({
-    interruptOn: { send_email: { allowedDecisions: ["approve", "reject"], argsSchema: SEND_EMAIL_ARGS_SCHEMA } },
+    interruptOn: {
+      send_email: { allowedDecisions: ["approve", "reject"], argsSchema: SEND_EMAIL_ARGS_SCHEMA },
+      send_memo: { allowedDecisions: ["approve", "reject", "edit"], argsSchema: SEND_EMAIL_ARGS_SCHEMA },
+    },
   });
   return createAgent({
     model,
-    tools: [sendEmailTool, lookupWeatherTool],
+    tools: [sendEmailTool, sendMemoTool, lookupWeatherTool],
     middleware: [approval],
     checkpointer,
   }) as unknown as ReactAgent;

@@ -3,21 +3,20 @@
  * one message per paused call with its buttons, decisions by click and by text, edits checked
  * against the tool's schema, who may decide, the deadline, /stop, and a restart in between.
  */
-import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { APPROVAL_NOTICES } from "../../src/channels/approval-desk.js";
+import { type RecordingTools, recordingTools } from "../../src/testing/tools.js";
 import { eventually, sleep, startTestGateway, type TestGateway } from "../contract/gateway.js";
 import { LoopbackWorld } from "../fakes/loopback.js";
 import { contentText, type MockModel, startMockModel } from "../fakes/openai.js";
 
-const TOOLS = path.resolve(import.meta.dirname, "../fixtures/tools/recording.mjs");
-type Call = { name: string; args: Record<string, unknown> };
-const calls = (): Call[] => ((globalThis as { antlerToolCalls?: Call[] }).antlerToolCalls ??= []);
+let recording: RecordingTools;
+const calls = () => recording.calls;
 
 let gw: TestGateway | undefined;
 let model: MockModel;
 beforeEach(async () => {
-  calls().length = 0;
+  recording = recordingTools();
   model = await startMockModel();
 });
 afterEach(async () => {
@@ -32,12 +31,7 @@ function boot(world: LoopbackWorld, approvals: Record<string, unknown>, dir?: st
     model,
     ...(dir ? { dir } : {}),
     agent: { approvals },
-    sections: {
-      tools: [
-        { name: "send_email", use: `${TOOLS}:sendEmail` },
-        { name: "look_up", use: `${TOOLS}:lookUp` },
-      ],
-    },
+    tools: recording.tools,
   });
 }
 

@@ -106,9 +106,7 @@ export class ApprovalDesk {
     await channel.answerAction?.(msg).catch(() => false);
     if (pressed.type === "edit") {
       if (!request.allowed.includes("edit")) return this.host.notify(slot, msg.ref, APPROVAL_NOTICES.notEditable);
-      const editing = { index: pressed.index, userId: msg.user.id };
-      await this.store(slot).setPending(withApproval(pending, { ...state, editing }));
-      return this.host.notify(slot, msg.ref, APPROVAL_NOTICES.editPrompt(request.name));
+      return this.beginEdit(slot, msg, pending, state, pressed.index);
     }
     const decision: Decision = pressed.type === "approve" ? { type: "approve" } : { type: "reject" };
     await this.record(slot, msg, pending, state, [pressed.index], decision);
@@ -166,10 +164,20 @@ export class ApprovalDesk {
   /** A typed `edit` (where there are no buttons): the first open call that may be edited. */
   private async startEdit(slot: ChannelSlot, msg: InboundMessage, pending: PendingQuestion, state: ApprovalState): Promise<void> {
     const index = openCalls(state).find((i) => state.requests[i]?.allowed.includes("edit"));
-    const request = index === undefined ? undefined : state.requests[index];
-    if (index === undefined || !request) return this.host.notify(slot, msg.ref, APPROVAL_NOTICES.notEditable);
+    if (index === undefined) return this.host.notify(slot, msg.ref, APPROVAL_NOTICES.notEditable);
+    return this.beginEdit(slot, msg, pending, state, index);
+  }
+
+  /** The sender's next message holds the new arguments of call `index`. */
+  private async beginEdit(
+    slot: ChannelSlot,
+    msg: InboundMessage,
+    pending: PendingQuestion,
+    state: ApprovalState,
+    index: number,
+  ): Promise<void> {
     await this.store(slot).setPending(withApproval(pending, { ...state, editing: { index, userId: msg.user.id } }));
-    return this.host.notify(slot, msg.ref, APPROVAL_NOTICES.editPrompt(request.name));
+    await this.host.notify(slot, msg.ref, APPROVAL_NOTICES.editPrompt(state.requests[index]!.name));
   }
 
   private async edited(slot: ChannelSlot, msg: InboundMessage, pending: PendingQuestion, state: ApprovalState): Promise<void> {

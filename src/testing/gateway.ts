@@ -3,7 +3,7 @@
  * embedded harness, with the mock model behind ChatOpenAI and channels pointing at fakes.
  */
 
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -54,14 +54,53 @@ export interface TestGateway {
   stop(closeModel?: boolean): Promise<void>;
 }
 
+/**
+ * A port nothing listens on, for a server the caller starts later.
+ *
+ * A port the kernel hands out for `listen(0)` comes from the ephemeral range, the same range it
+ * takes source ports of outgoing connections from, so between this check and the caller's
+ * `listen` a busy test run can take it for a connection (EADDRINUSE). Ports are therefore picked
+ * below that range, from a block of its own for each vitest worker, and checked by binding.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  for (let tries = 0; tries < 200; tries++) {
+    const port = nextCandidate();
+    if (await bindable(port)) return port;
+  }
+  throw new Error("freePort: no free port found below the ephemeral range");
+}
+
+const BLOCK = 400;
+const FIRST = 10_000;
+let cursor = -1;
+
+function nextCandidate(): number {
+  const limit = ephemeralStart();
+  const workers = Math.max(1, Math.floor((limit - FIRST) / BLOCK));
+  const worker = Number(process.env.VITEST_POOL_ID ?? process.env.VITEST_WORKER_ID ?? 0);
+  const base = FIRST + ((Number.isFinite(worker) && worker > 0 ? worker : process.pid) % workers) * BLOCK;
+  cursor = cursor < 0 ? Math.floor(Math.random() * BLOCK) : (cursor + 1) % BLOCK;
+  return base + cursor;
+}
+
+let ephemeral: number | undefined;
+function ephemeralStart(): number {
+  if (ephemeral === undefined) {
+    try {
+      const low = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
+      ephemeral = Number.isInteger(low) && low > FIRST + BLOCK ? low : 32_768;
+    } catch {
+      ephemeral = 32_768;
+    }
+  }
+  return ephemeral;
+}
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
   });
 }
 

@@ -31,6 +31,7 @@ export const BUILTIN_CHANNELS: Readonly<Record<string, string>> = {
   feishu: `${here}/feishu/index.js:FeishuChannel`,
   lark: `${here}/feishu/index.js:FeishuChannel`,
   dingtalk: `${here}/dingtalk/index.js:DingTalkChannel`,
+  discord: `${here}/discord/index.js:DiscordChannel`,
   console: `${here}/console/index.js:ConsoleChannel`,
 };
 

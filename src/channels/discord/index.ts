@@ -1,0 +1,509 @@
+/**
+ * Discord adapter: discord.js 14 on the Gateway (intents Guilds, GuildMessages, DirectMessages
+ * and the privileged MessageContent), with REST calls through discord.js's own client. It only
+ * translates; the core streams, throttles, retries and checks access. See README.md for the
+ * conversation keys and the choices made.
+ */
+import {
+  type APIActionRowComponent,
+  type APIButtonComponent,
+  type APIMessage,
+  type ButtonInteraction,
+  ButtonStyle,
+  type ChatInputCommandInteraction,
+  Client,
+  ComponentType,
+  Events,
+  GatewayIntentBits,
+  type Interaction,
+  InteractionResponseType,
+  type Message,
+  MessageFlags,
+  Options,
+  Partials,
+  REST,
+  Routes,
+  SimpleShardingStrategy,
+} from "discord.js";
+import { ChannelError, errorMessage } from "../../errors.js";
+import type { Logger } from "../../log/logger.js";
+import { isAllowedUser } from "../access.js";
+import { ClickHolds } from "../click-holds.js";
+import { LifecycleChannel } from "../lifecycle.js";
+import type {
+  AccessRules,
+  Channel,
+  ChannelCapabilities,
+  ChannelContext,
+  ConversationRef,
+  InboundMessage,
+  InboundSink,
+  MessageHandle,
+  OutboundContent,
+} from "../types.js";
+import { DiscordChannelConfig } from "./config.js";
+import { encodeCustomId, MAX_CUSTOM_ID } from "./custom-id.js";
+import { discordEmitter, toDiscordMarkdown } from "./format.js";
+import {
+  type DiscordIdentity,
+  type KeyRules,
+  keyTail,
+  type Place,
+  placeOf,
+  translateClick,
+  translateCommand,
+  translateMessage,
+} from "./inbound.js";
+import { DiscordCode, discordErrorCode, gatewayCloseProblem, mapDiscordError } from "./map-error.js";
+import { ThreadStarter } from "./threads.js";
+
+export { DiscordChannelConfig } from "./config.js";
+
+/** Discord's limit on message content, counted on the converted text. */
+export const MAX_CONTENT = 2000;
+/** An interaction must be answered within 3 s; the core answers a click in milliseconds unless its queue is busy. */
+export const CLICK_HOLD_MS = 2000;
+const MAX_LABEL = 80;
+const ROW_SIZE = 5;
+const MAX_ROWS = 5;
+/** Nothing the agent writes pings anyone: no @everyone, no roles, no users. */
+const NO_PINGS = { parse: [] as string[] };
+const NOT_ALLOWED = "You are not allowed to answer this question.";
+const NOT_TAKEN = "That click could not be taken just now. Please try again.";
+const MESSAGE_NOT_TAKEN = "I couldn't take your message just now. Please send it again.";
+/** Tries at handing a message to the core: Discord never delivers a Gateway event twice. */
+const SINK_BACKOFF_MS = [250, 1000, 2500];
+
+/** The slash commands `register_commands` installs; each becomes the core's text command. */
+export const SLASH_COMMANDS = [
+  { name: "new", description: "Start a new conversation with the agent" },
+  { name: "status", description: "Show this conversation's agent, thread and state" },
+  { name: "stop", description: "Stop the reply being written" },
+  { name: "help", description: "What this bot understands" },
+  {
+    name: "agent",
+    description: "List the agents you may use here, or switch to one",
+    options: [{ type: 3, name: "name", description: "The agent to switch to", required: false }],
+  },
+];
+
+export class DiscordChannel extends LifecycleChannel implements Channel {
+  static readonly configSchema = DiscordChannelConfig;
+
+  readonly capabilities: ChannelCapabilities;
+  readonly access: AccessRules;
+
+  private readonly config: DiscordChannelConfig;
+  private readonly logger: Logger;
+  private readonly rules: KeyRules;
+  private client: Client | undefined;
+  private identity: DiscordIdentity | undefined;
+  private sink: InboundSink | undefined;
+  private readonly holds = new ClickHolds();
+  /** Clicks held open for the core, by interaction id. */
+  private readonly held = new Map<string, ButtonInteraction>();
+  private readonly threads: ThreadStarter;
+
+  constructor(ctx: ChannelContext<DiscordChannelConfig>) {
+    super(ctx.name, "gateway");
+    this.config = ctx.config;
+    this.logger = ctx.logger;
+    this.rules = { name: ctx.name, thread: ctx.config.thread, scope: ctx.config.session_scope };
+    this.access = {
+      allowedUsers: ctx.config.allowed_users,
+      // Servers and channels are checked here, where a thread's parent is known; DMs have neither.
+      allowedChats: [],
+      requireMention: ctx.config.require_mention,
+      approvers: ctx.config.approvers,
+    };
+    this.capabilities = {
+      maxTextLength: MAX_CONTENT,
+      minEditIntervalMs: ctx.config.edit_interval_ms,
+      edits: true,
+      buttons: true,
+      threads: true,
+      markdown: discordEmitter,
+      maxButtons: ROW_SIZE * MAX_ROWS,
+      // Discord shows "typing…" for about 10 s.
+      typingIntervalMs: 8000,
+    };
+    this.threads = new ThreadStarter(
+      () => this.rest(),
+      (err, what) => this.fail(err, what),
+      (message) => {
+        this.life.noteError(message);
+        this.logger.warn({ channel: this.name }, message);
+      },
+    );
+  }
+
+  /** Logs in to the Gateway; resolves once the bot's servers and channels are known. */
+  protected async open(sink: InboundSink, signal: AbortSignal): Promise<void> {
+    const token = this.token();
+    this.sink = sink;
+    const client = this.createClient();
+    this.client = client;
+    this.listen(client);
+    const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
+    try {
+      await abortable(client.login(token), signal);
+      await abortable(ready, signal);
+    } catch (err) {
+      if (signal.aborted) return;
+      throw this.loginError(err);
+    }
+    if (signal.aborted) return;
+    const user = client.user;
+    if (!user) throw new ChannelError(this.name, "platform_error", "the Gateway's READY named no bot user");
+    this.identity = { id: user.id, name: user.username };
+    await this.registerCommands(client);
+    this.life.connected();
+    this.logger.info({ channel: this.name, bot: user.username, guilds: client.guilds.cache.size }, "discord channel started");
+  }
+
+  /** Leaves the Gateway and lets held clicks go; safe to call more than once. */
+  protected async close(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    this.holds.releaseAll();
+    this.held.clear();
+    this.threads.clear();
+    await client?.destroy();
+  }
+
+  async send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {
+    const channelId = await this.threads.target(ref);
+    const body: Record<string, unknown> = {
+      content: this.text(content.text),
+      allowed_mentions: NO_PINGS,
+      flags: MessageFlags.SuppressEmbeds,
+    };
+    const rows = this.rows(content, keyTail(ref, channelId));
+    if (rows) body.components = rows;
+    const quote = channelId === ref.chatId ? (ref.replyToId ?? (ref.extra?.startThread ? ref.threadId : undefined)) : undefined;
+    if (quote) body.message_reference = { message_id: quote, fail_if_not_exists: false };
+    const sent = (await this.call("send", () => this.rest().post(Routes.channelMessages(channelId), { body }))) as APIMessage;
+    return { id: sent.id, ref, extra: { channel: channelId } };
+  }
+
+  async edit(handle: MessageHandle, content: OutboundContent): Promise<void> {
+    const channelId = channelOf(handle);
+    const body: Record<string, unknown> = { content: this.text(content.text), allowed_mentions: NO_PINGS };
+    // Discord keeps the buttons an edit does not mention; an empty list removes them.
+    if (content.buttons) body.components = this.rows(content, keyTail(handle.ref, channelId)) ?? [];
+    await this.call("edit", () => this.rest().patch(Routes.channelMessage(channelId, handle.id), { body }));
+  }
+
+  async typing(ref: ConversationRef): Promise<void> {
+    try {
+      const channelId = await this.threads.target(ref);
+      await this.rest().post(Routes.channelTyping(channelId));
+    } catch (err) {
+      // A missing typing indicator is harmless; the reply itself will report real trouble.
+      this.logger.debug({ channel: this.name, err: errorMessage(err) }, "typing failed");
+    }
+  }
+
+  /** Answers a held click: with `notice`, as a reply only the clicker sees; else a silent deferUpdate. */
+  async answerAction(msg: InboundMessage, notice?: string): Promise<boolean> {
+    return this.holds.answer(msg.action?.callbackId, notice);
+  }
+
+  /** For `antler doctor`: the token works, and the application may read message content. */
+  async check(): Promise<string> {
+    const rest = this.client?.rest ?? new REST({ api: this.config.api_base, retries: 0 }).setToken(this.token());
+    let user: { id: string; username: string };
+    let app: { id: string; flags?: number };
+    try {
+      user = (await rest.get(Routes.user())) as typeof user;
+      app = (await rest.get(Routes.currentApplication())) as typeof app;
+    } catch (err) {
+      throw mapDiscordError(this.name, err, "GET /users/@me");
+    }
+    // GatewayMessageContent (1 << 19) once verified, GatewayMessageContentLimited (1 << 18) before.
+    if (((app.flags ?? 0) & ((1 << 18) | (1 << 19))) === 0) {
+      throw gatewayCloseProblem(this.name, 4014) as ChannelError;
+    }
+    return `@${user.username} (bot id ${user.id}, application ${app.id})`;
+  }
+
+  // ---- inbound ----
+
+  private listen(client: Client): void {
+    client.on(Events.MessageCreate, (message) => void this.onMessage(message));
+    client.on(Events.InteractionCreate, (interaction) => void this.onInteraction(interaction));
+    client.on(Events.ShardDisconnect, (event) => this.onGatewayClosed(event.code));
+    client.on(Events.ShardReconnecting, () => {
+      if (this.identity) this.life.degraded("the Gateway connection dropped; reconnecting");
+    });
+    client.on(Events.ShardResume, () => this.life.connected());
+    client.on(Events.ShardReady, () => {
+      if (this.identity) this.life.connected();
+    });
+    client.on(Events.ShardError, (err) => this.logger.warn({ channel: this.name, err: errorMessage(err) }, "discord gateway error"));
+    client.on(Events.Error, (err) => this.logger.warn({ channel: this.name, err: errorMessage(err) }, "discord client error"));
+  }
+
+  private async onMessage(message: Message): Promise<void> {
+    const identity = this.identity ?? this.botIdentity();
+    if (!identity || !this.sink) return;
+    const msg = translateMessage(this.rules, identity, message);
+    if (!msg || !this.allowedPlace(placeOf(message))) return;
+    if (await this.deliver(msg)) return;
+    // Discord will not send the event again, so the user hears that it was not taken.
+    if (msg.fromBot || (msg.ref.chatType === "group" && !msg.mentioned && !msg.inThread)) return;
+    try {
+      await this.rest().post(Routes.channelMessages(message.channelId), {
+        body: { content: MESSAGE_NOT_TAKEN, allowed_mentions: NO_PINGS, message_reference: { message_id: message.id, fail_if_not_exists: false } },
+      });
+    } catch (err) {
+      this.logger.warn({ channel: this.name, err: errorMessage(err) }, "could not tell the user their message was not taken");
+    }
+  }
+
+  /** Hands `msg` to the core, trying again a few times; false when it never got recorded. */
+  private async deliver(msg: InboundMessage): Promise<boolean> {
+    const sink = this.sink;
+    if (!sink) return false;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await sink(msg);
+        return true;
+      } catch (err) {
+        const wait = SINK_BACKOFF_MS[attempt];
+        this.life.noteError(`[${this.name}] a message was not recorded: ${errorMessage(err)}`);
+        this.logger.warn({ channel: this.name, err: errorMessage(err), retryInMs: wait }, "discord message not recorded");
+        if (wait === undefined || !this.client) return false;
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
+  }
+
+  private async onInteraction(interaction: Interaction): Promise<void> {
+    try {
+      if (interaction.isButton()) await this.onClick(interaction);
+      else if (interaction.isChatInputCommand()) await this.onCommand(interaction);
+    } catch (err) {
+      this.logger.warn({ channel: this.name, err: errorMessage(err) }, "discord interaction failed");
+    }
+  }
+
+  private async onClick(interaction: ButtonInteraction): Promise<void> {
+    const msg = translateClick(this.rules, interaction);
+    if (!msg || !this.allowedPlace(placeOfInteraction(interaction))) return this.respond(interaction);
+    if (!isAllowedUser(this.access, interaction.user.id)) return this.respond(interaction, NOT_ALLOWED);
+    const verdict = this.holds.hold(interaction.id, CLICK_HOLD_MS);
+    this.held.set(interaction.id, interaction);
+    void verdict.then((v) => {
+      this.held.delete(interaction.id);
+      return this.respond(interaction, v.notice);
+    });
+    if (!(await this.deliver(msg))) this.holds.answer(interaction.id, NOT_TAKEN);
+  }
+
+  private async onCommand(interaction: ChatInputCommandInteraction): Promise<void> {
+    if (!SLASH_COMMANDS.some((c) => c.name === interaction.commandName)) return;
+    const msg = translateCommand(this.rules, interaction);
+    const arg = interaction.options.getString("name");
+    if (arg) msg.text += ` ${arg}`;
+    if (!this.allowedPlace(placeOfInteraction(interaction)) || !isAllowedUser(this.access, interaction.user.id)) {
+      return this.respond(interaction, "You are not allowed to use this bot here.");
+    }
+    const taken = await this.deliver(msg);
+    await this.respond(interaction, taken ? `\`${msg.text}\`: the answer follows in this chat.` : MESSAGE_NOT_TAKEN);
+  }
+
+  /** Answers an interaction: `notice` as a reply only its user sees, else a deferred update. Never throws. */
+  private async respond(interaction: ButtonInteraction | ChatInputCommandInteraction, notice?: string): Promise<void> {
+    const body =
+      notice === undefined
+        ? { type: InteractionResponseType.DeferredMessageUpdate }
+        : {
+            type: InteractionResponseType.ChannelMessageWithSource,
+            data: { content: notice, flags: MessageFlags.Ephemeral, allowed_mentions: NO_PINGS },
+          };
+    try {
+      await this.rest().post(Routes.interactionCallback(interaction.id, interaction.token), { body, auth: false });
+    } catch (err) {
+      const code = discordErrorCode(err);
+      const level = code === DiscordCode.UnknownInteraction || code === DiscordCode.InteractionAlreadyAcknowledged ? "debug" : "warn";
+      this.logger[level]({ channel: this.name, err: errorMessage(err) }, "answering a Discord interaction failed");
+    }
+  }
+
+  private allowedPlace(place: Place): boolean {
+    if (!place.guildId) return true;
+    const { allowed_guilds: guilds, allowed_channels: channels } = this.config;
+    if (guilds.length > 0 && !guilds.includes(place.guildId)) return false;
+    return channels.length === 0 || channels.includes(place.parentId ?? place.channelId);
+  }
+
+  private onGatewayClosed(code: number): void {
+    const problem = gatewayCloseProblem(this.name, code);
+    if (!problem) return;
+    this.life.noteError(problem);
+    this.life.failed(problem);
+    this.logger.error({ channel: this.name, code }, problem.message);
+  }
+
+  // ---- setup ----
+
+  private createClient(): Client {
+    const gatewayUrl = this.config.gateway_url;
+    return new Client({
+      intents: [
+        GatewayIntentBits.Guilds,
+        GatewayIntentBits.GuildMessages,
+        GatewayIntentBits.DirectMessages,
+        GatewayIntentBits.MessageContent,
+      ],
+      // DM channels are never announced, so their messages arrive for channels not cached.
+      partials: [Partials.Channel],
+      // One retry loop: the core's, which honours retry_after for every reply on the channel.
+      rest: { api: this.config.api_base, rejectOnRateLimit: () => true, retries: 0 },
+      makeCache: Options.cacheWithLimits({ ...Options.DefaultMakeCacheSettings, MessageManager: 20 }),
+      ...(gatewayUrl
+        ? {
+            ws: {
+              buildStrategy: (manager) => {
+                const fetchInfo = manager.fetchGatewayInformation.bind(manager);
+                manager.fetchGatewayInformation = async (force?: boolean) => ({ ...(await fetchInfo(force)), url: gatewayUrl });
+                return new SimpleShardingStrategy(manager);
+              },
+            },
+          }
+        : {}),
+    });
+  }
+
+  private async registerCommands(client: Client): Promise<void> {
+    const where = this.config.register_commands;
+    if (where === "off") return;
+    const app = this.config.application_id ?? client.application?.id;
+    if (!app) {
+      this.life.noteError(`[${this.name}] no application id: set channels.${this.name}.application_id to register commands`);
+      return;
+    }
+    const guilds =
+      where === "guild" ? (this.config.allowed_guilds.length > 0 ? this.config.allowed_guilds : [...client.guilds.cache.keys()]) : [];
+    const routes = where === "global" ? [Routes.applicationCommands(app)] : guilds.map((g) => Routes.applicationGuildCommands(app, g));
+    for (const route of routes) {
+      try {
+        await client.rest.put(route, { body: SLASH_COMMANDS });
+      } catch (err) {
+        const mapped = mapDiscordError(this.name, err, `registering slash commands (${route})`);
+        this.life.noteError(mapped);
+        this.logger.warn({ channel: this.name, err: mapped.message }, "slash commands not registered");
+      }
+    }
+  }
+
+  private loginError(err: unknown): Error {
+    const message = errorMessage(err);
+    if (/disallowed intents/i.test(message)) return gatewayCloseProblem(this.name, 4014) as ChannelError;
+    if (/authentication failed/i.test(message)) return gatewayCloseProblem(this.name, 4004) as ChannelError;
+    return mapDiscordError(this.name, err, "login");
+  }
+
+  private token(): string {
+    const token = this.config.bot_token;
+    if (!token) {
+      throw new ChannelError(
+        this.name,
+        "config_missing",
+        `channels.${this.name}.bot_token is required: set DISCORD_BOT_TOKEN or write it in config.yaml`,
+      );
+    }
+    return token;
+  }
+
+  private botIdentity(): DiscordIdentity | undefined {
+    const user = this.client?.user;
+    return user ? { id: user.id, name: user.username } : undefined;
+  }
+
+  private rest(): REST {
+    if (!this.client) throw new ChannelError(this.name, "not_started", "the Discord channel is not running");
+    return this.client.rest;
+  }
+
+  // ---- helpers ----
+
+  private text(markdown: string): string {
+    return toDiscordMarkdown(markdown) || "…";
+  }
+
+  private rows(content: OutboundContent, tail: string): APIActionRowComponent<APIButtonComponent>[] | undefined {
+    const buttons = content.buttons;
+    if (!buttons || buttons.length === 0) return undefined;
+    const questionId = content.questionId ?? "";
+    const made: APIButtonComponent[] = buttons.slice(0, ROW_SIZE * MAX_ROWS).map((b) => {
+      const customId = encodeCustomId({ questionId, buttonId: b.id, keyTail: tail });
+      if (customId.length > MAX_CUSTOM_ID) {
+        throw new ChannelError(
+          this.name,
+          "content_rejected",
+          `button "${b.label}" needs a custom_id of ${customId.length} characters; Discord allows ${MAX_CUSTOM_ID}: use shorter question and button ids`,
+        );
+      }
+      const label = b.label.length > MAX_LABEL ? `${b.label.slice(0, MAX_LABEL - 1)}…` : b.label;
+      return { type: ComponentType.Button, style: styleOf(b.id), label: label || "…", custom_id: customId };
+    });
+    const rows: APIActionRowComponent<APIButtonComponent>[] = [];
+    for (let i = 0; i < made.length; i += ROW_SIZE) rows.push({ type: ComponentType.ActionRow, components: made.slice(i, i + ROW_SIZE) });
+    return rows;
+  }
+
+  private async call<T>(what: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      throw this.fail(err, what);
+    }
+  }
+
+  private fail(err: unknown, what: string): Error {
+    const mapped = mapDiscordError(this.name, err, what);
+    if (mapped instanceof ChannelError && mapped.code !== "rate_limited" && mapped.code !== "not_modified") this.life.noteError(mapped);
+    return mapped;
+  }
+}
+
+/** Approve is green and Reject red; everything else is a plain grey option. */
+function styleOf(buttonId: string): ButtonStyle.Success | ButtonStyle.Danger | ButtonStyle.Secondary {
+  if (buttonId.startsWith("approve")) return ButtonStyle.Success;
+  if (buttonId.startsWith("reject")) return ButtonStyle.Danger;
+  return ButtonStyle.Secondary;
+}
+
+function channelOf(handle: MessageHandle): string {
+  const posted = handle.extra?.channel;
+  return typeof posted === "string" ? posted : (handle.ref.threadId ?? handle.ref.chatId);
+}
+
+function placeOfInteraction(interaction: ButtonInteraction | ChatInputCommandInteraction): Place {
+  const channel = interaction.channel;
+  return {
+    guildId: interaction.guildId,
+    channelId: interaction.channelId,
+    parentId: channel && !channel.partial && channel.isThread() ? channel.parentId : null,
+  };
+}
+
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e);
+      },
+    );
+  });
+}

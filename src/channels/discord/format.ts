@@ -10,10 +10,15 @@ import { type MarkdownEmitter, prefixLines, renderMarkdown, tableLines } from ".
 /** Characters Discord reads as inline markup anywhere in a line. */
 const INLINE = /[\\*_~`|<>[\]]/g;
 /** What starts a block at the beginning of a line: a heading, subtext, quote or list. */
-const LINE_START = /^(\s*)(#|-#|[-+*](?=\s)|\d+(?=[.)]\s))/gm;
+const LINE_START = /^(\s*)(#|-#|[-+*](?=\s))/gm;
+/** A number and a dot or parenthesis at a line start opens a list; the punctuation is what gets escaped. */
+const NUMBERED = /^(\s*\d+)([.)])(?=\s)/gm;
 
 export function escapeDiscord(text: string): string {
-  return text.replace(INLINE, "\\$&").replace(LINE_START, (_m, space: string, mark: string) => `${space}\\${mark}`);
+  return text
+    .replace(INLINE, "\\$&")
+    .replace(LINE_START, (_m, space: string, mark: string) => `${space}\\${mark}`)
+    .replace(NUMBERED, (_m, number: string, mark: string) => `${number}\\${mark}`);
 }
 
 /** Schemes Discord makes links of; anything else stays as its label with the target after it. */

@@ -1,0 +1,466 @@
+/**
+ * A fake Discord on 127.0.0.1 for tests (see PLATFORMS.md "Discord"): one HTTP server serves the
+ * REST API under `/api/v10` and the Gateway WebSocket, so the real discord.js logs in to it with
+ * `rest: { api: fake.apiBase }`. One guild ("general", "random", forum "help") and DMs. Tests act
+ * as users through the methods below and read what each user saw; faults cover rate limits,
+ * failing calls, dropped and invalidated Gateway sessions and a revoked token.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { closeServer } from "../../../src/server/http.js";
+import { Events, type UserEvent } from "./events.js";
+import { Gateway, Intent } from "./gateway.js";
+import { type CallbackRecord, Interactions } from "./interactions.js";
+import { readMarkdown } from "./markdown.js";
+import { type ChannelCore, channelRoutes, type Route } from "./messages.js";
+import { type CallMatch, type RateLimitOptions, RateLimits, type RestCall } from "./rate-limits.js";
+import { buttonLabels, DiscordApiError, findButton } from "./validate.js";
+import {
+  ChannelKind,
+  type FakeChannel,
+  type FakeUser,
+  type Json,
+  type StoredMessage,
+  snowflake,
+  userJson,
+  World,
+} from "./world.js";
+
+export type { CallMatch, RestCall } from "./rate-limits.js";
+export type { FakeChannel, FakeUser, Json, StoredMessage } from "./world.js";
+export { Intent };
+
+export const GUILD_ID = "1180000000000000001";
+export const CHANNELS = { general: "1180000000000000010", random: "1180000000000000011", help: "1180000000000000012" };
+export const BOT_USER: FakeUser = { id: "1180000000000000100", username: "antler", globalName: "Antler", bot: true };
+export const ALICE: FakeUser = { id: "1180000000000000201", username: "alice", globalName: "Alice" };
+export const BOB: FakeUser = { id: "1180000000000000202", username: "bob", globalName: "Bob" };
+export const CAROL: FakeUser = { id: "1180000000000000203", username: "carol", globalName: "Carol" };
+export const OTHER_BOT: FakeUser = { id: "1180000000000000299", username: "other_helper", globalName: "Other", bot: true };
+
+export interface FakeOptions {
+  token?: string;
+  /** The app's privileged intents toggles (MessageContent and the rest) are on (default true). */
+  privilegedIntents?: boolean;
+  heartbeatIntervalMs?: number;
+  /** Time to answer an interaction (Discord: 3 s). */
+  interactionTokenTtlMs?: number;
+  /** Time the interaction's webhook (`@original`, follow-ups) works (Discord: 15 min). */
+  webhookTtlMs?: number;
+  rateLimits?: RateLimitOptions;
+}
+
+/** One message as the fake shows it: raw content, the text a person reads, and every version seen. */
+export interface MessageView {
+  id: string;
+  channelId: string;
+  author: FakeUser;
+  content: string;
+  text: string;
+  components: Json[];
+  buttons: string[];
+  versions: Array<{ content: string; text: string; at: number }>;
+  deleted: boolean;
+  referenceId?: string;
+  injected: boolean;
+}
+
+export interface SayOptions {
+  mention?: boolean;
+  replyTo?: string;
+  /** A reply pings the replied-to author unless this is false (the client's "@ on" default). */
+  replyPing?: boolean;
+}
+
+export class FakeDiscord implements ChannelCore {
+  readonly token: string;
+  readonly applicationId = BOT_USER.id;
+  readonly privilegedIntents: boolean;
+  readonly world: World;
+  readonly gateway: Gateway;
+  readonly events: Events;
+  readonly interactions: Interactions;
+  readonly limits: RateLimits;
+  readonly calls: RestCall[] = [];
+  readonly typings: Array<{ channelId: string; at: number }> = [];
+  readonly commands = new Map<string, Json[]>();
+  private readonly routes: Route[];
+  private server: Server | undefined;
+  private port = 0;
+  private tokenRevoked = false;
+
+  private constructor(readonly options: FakeOptions) {
+    this.token = options.token ?? "MTE4MDAwMDAwMDAwMDAwMDEwMA.fake.discord-token_for-tests";
+    this.privilegedIntents = options.privilegedIntents ?? true;
+    this.world = new World(
+      BOT_USER,
+      { id: GUILD_ID, name: "Antler Test Server" },
+      [
+        { id: CHANNELS.general, name: "general", type: ChannelKind.GuildText },
+        { id: CHANNELS.random, name: "random", type: ChannelKind.GuildText },
+        { id: CHANNELS.help, name: "help", type: ChannelKind.GuildForum },
+      ],
+      [ALICE, BOB, CAROL, OTHER_BOT],
+    );
+    const fake = this;
+    this.gateway = new Gateway({
+      get token() {
+        return fake.token;
+      },
+      get revoked() {
+        return fake.tokenRevoked;
+      },
+      privilegedIntents: this.privilegedIntents,
+      heartbeatIntervalMs: options.heartbeatIntervalMs ?? 5000,
+      get resumeUrl() {
+        return `${fake.gatewayUrl}/resume`;
+      },
+      ready: () => this.readyPayload(),
+      afterReady: (intents) => ((intents & Intent.Guilds) !== 0 ? [{ t: "GUILD_CREATE", d: this.world.guildJson() }] : []),
+    });
+    this.events = new Events(this.world, this.gateway);
+    this.interactions = new Interactions(this, {
+      tokenTtlMs: options.interactionTokenTtlMs ?? 3000,
+      webhookTtlMs: options.webhookTtlMs ?? 15 * 60_000,
+    });
+    this.limits = new RateLimits(options.rateLimits);
+    this.routes = [...channelRoutes(this), ...this.interactions.routes()];
+  }
+
+  static async start(options: FakeOptions = {}): Promise<FakeDiscord> {
+    const fake = new FakeDiscord(options);
+    const server = createServer((req, res) => void fake.handle(req, res));
+    server.on("upgrade", (req, socket, head) => fake.gateway.upgrade(req, socket, head));
+    fake.server = server;
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    fake.port = (server.address() as AddressInfo).port;
+    return fake;
+  }
+
+  /** What discord.js takes as `rest.api` (it appends `/v10`). */
+  get apiBase(): string {
+    return `http://127.0.0.1:${this.port}/api`;
+  }
+
+  get gatewayUrl(): string {
+    return `ws://127.0.0.1:${this.port}`;
+  }
+
+  get bot(): FakeUser {
+    return BOT_USER;
+  }
+
+  get identifies(): number {
+    return this.gateway.identifies;
+  }
+
+  get resumes(): number {
+    return this.gateway.resumes;
+  }
+
+  async close(): Promise<void> {
+    this.gateway.close();
+    const server = this.server;
+    this.server = undefined;
+    if (server) await closeServer(server);
+  }
+
+  private readyPayload(): Json {
+    return {
+      v: 10,
+      user: { ...userJson(BOT_USER), verified: true, mfa_enabled: false, flags: 0 },
+      user_settings: {},
+      guilds: [{ id: GUILD_ID, unavailable: true }],
+      session_type: "normal",
+      shard: [0, 1],
+      application: { id: this.applicationId, flags: this.privilegedIntents ? 1 << 19 : 0 },
+      private_channels: [],
+      relationships: [],
+      presences: [],
+      geo_ordered_rtc_regions: ["fake"],
+      _trace: ['["antler-fake-gateway"]'],
+    };
+  }
+
+  // ---- the users' side ----
+
+  /** `user` writes `text` to the bot in their DM. */
+  dm(user: FakeUser, text: string): StoredMessage {
+    return this.post(this.world.dmWith(user), user, text, {});
+  }
+
+  /** `user` writes in a guild text channel or a thread. */
+  say(channelId: string, user: FakeUser, text: string, options: SayOptions = {}): StoredMessage {
+    const channel = this.world.channels.get(channelId);
+    if (!channel || channel.type === ChannelKind.GuildForum || channel.type === ChannelKind.DM) {
+      throw new Error(`fake discord: ${channelId} is not a guild text channel or thread`);
+    }
+    return this.post(channel, user, text, options);
+  }
+
+  /** `user` opens a post in the forum "help": THREAD_CREATE, then its starter message. */
+  forumPost(user: FakeUser, title: string, text: string, options: { mention?: boolean } = {}): StoredMessage {
+    const forum = this.world.channelByName("help");
+    // A forum post is a thread whose id is its starter message's id.
+    const id = snowflake();
+    const thread = this.world.addThread(forum, id, title, user.id);
+    this.events.threadCreate(thread, true);
+    return this.post(thread, user, text, { ...options, id });
+  }
+
+  private post(channel: FakeChannel, user: FakeUser, text: string, options: SayOptions & { id?: string }): StoredMessage {
+    const ref = options.replyTo ? this.world.messages.get(options.replyTo) : undefined;
+    if (options.replyTo && !ref) throw new Error(`fake discord: no message ${options.replyTo} to reply to`);
+    const content = options.mention ? `<@${BOT_USER.id}> ${text}` : text;
+    const mentions = [...(options.mention ? [BOT_USER] : [])];
+    if (ref && options.replyPing !== false && !mentions.includes(ref.author)) mentions.push(ref.author);
+    const m = this.world.add({
+      ...(options.id ? { id: options.id } : {}),
+      channelId: channel.id,
+      ...(channel.guildId ? { guildId: channel.guildId } : {}),
+      author: user,
+      content,
+      components: [],
+      type: ref ? 19 : 0,
+      flags: 0,
+      mentions,
+      ...(ref ? { referenceId: ref.id } : {}),
+    });
+    this.events.message("MESSAGE_CREATE", m, true);
+    return m;
+  }
+
+  /** A message by the bot itself that did not come from its REST calls (another process of it). */
+  botSays(channelId: string, text: string): StoredMessage {
+    const channel = this.world.channels.get(channelId) as FakeChannel;
+    const m = this.world.add({
+      channelId,
+      ...(channel.guildId ? { guildId: channel.guildId } : {}),
+      author: BOT_USER,
+      content: text,
+      components: [],
+      type: 0,
+      flags: 0,
+      mentions: [],
+      injected: true,
+    });
+    this.events.message("MESSAGE_CREATE", m, true);
+    return m;
+  }
+
+  /** `user` clicks the button labelled `label` on a message. */
+  click(messageId: string, label: string, user: FakeUser): UserEvent {
+    const m = this.world.messages.get(messageId);
+    const button = m && !m.deleted ? findButton(m.components, label) : undefined;
+    if (!m || !button) throw new Error(`fake discord: message ${messageId} shows no button "${label}"`);
+    if (m.ephemeralFor && m.ephemeralFor !== user.id)
+      throw new Error(`fake discord: ${user.username} cannot see message ${messageId}`);
+    return this.events.interaction(this.interactions.click(m, button, user));
+  }
+
+  /** `user` runs the registered slash command `/name` in a channel. */
+  slash(channelId: string, user: FakeUser, name: string): UserEvent {
+    const channel = this.world.channels.get(channelId);
+    if (!channel) throw new Error(`fake discord: no channel ${channelId}`);
+    const scopes = channel.guildId ? [channel.guildId, "global"] : ["global"];
+    const command = scopes.flatMap((s) => this.commands.get(s) ?? []).find((c) => c.name === name);
+    if (!command) throw new Error(`fake discord: no command /${name} is registered where ${user.username} can use it`);
+    return this.events.interaction(this.interactions.slash(channel, user, command));
+  }
+
+  /** The last user event again, same payload, a new `s` (as a replay after a resume would carry). */
+  redeliverLast(): UserEvent {
+    const last = this.events.userEvents.at(-1);
+    if (!last) throw new Error("fake discord: no user event yet");
+    this.events.redeliver(last);
+    return last;
+  }
+
+  // ---- reading what users saw ----
+
+  messagesIn(channelId: string): MessageView[] {
+    return this.world.in(channelId).map((m) => this.view(m));
+  }
+
+  message(id: string): MessageView | undefined {
+    const m = this.world.messages.get(id);
+    return m ? this.view(m) : undefined;
+  }
+
+  /** Threads created so far (by the bot or as forum posts). */
+  threads(): Array<{ id: string; parentId: string; name: string; ownerId: string }> {
+    return this.world
+      .threads()
+      .map((t) => ({ id: t.id, parentId: t.parentId ?? "", name: t.name ?? "", ownerId: t.ownerId ?? "" }));
+  }
+
+  /** Texts that only `userId` saw (ephemeral interaction answers), oldest first. */
+  ephemeralFor(userId: string): string[] {
+    return this.interactions.ephemeralContents(userId).map((c) => this.read(c));
+  }
+
+  dmChannelOf(user: FakeUser): string {
+    return this.world.dmWith(user).id;
+  }
+
+  get interactionCallbacks(): CallbackRecord[] {
+    return this.interactions.callbacks;
+  }
+
+  /** Calls made while a 429 told the client to wait. */
+  earlyCalls(): RestCall[] {
+    return [...this.limits.early];
+  }
+
+  /** The text a person reads for `content`. */
+  read(content: string): string {
+    return readMarkdown(content, {
+      userName: (id) => {
+        const u = this.world.users.get(id);
+        return u ? (u.globalName ?? u.username) : undefined;
+      },
+      channelName: (id) => this.world.channels.get(id)?.name,
+    });
+  }
+
+  private view(m: StoredMessage): MessageView {
+    return {
+      id: m.id,
+      channelId: m.channelId,
+      author: m.author,
+      content: m.content,
+      text: this.read(m.content),
+      components: m.components,
+      buttons: buttonLabels(m.components),
+      versions: m.versions.map((v) => ({ content: v.content, text: this.read(v.content), at: v.at })),
+      deleted: m.deleted,
+      ...(m.referenceId ? { referenceId: m.referenceId } : {}),
+      injected: m.injected === true,
+    };
+  }
+
+  // ---- faults ----
+
+  /** The next matching call gets 429; `global` holds every call, not just the route's bucket. */
+  rateLimitNext(match: CallMatch, retryAfterMs: number, options: { global?: boolean } = {}): void {
+    this.limits.forceNext(match, retryAfterMs, options.global ?? false);
+  }
+
+  /** The next `times` matching calls get `status` with Discord error `code` (default 0). */
+  failNext(match: CallMatch, status: number, code = 0, times = 1): void {
+    const message = status >= 500 ? `${status}: Internal Server Error` : `${status}: Error`;
+    this.limits.failNext(match, status, code, message, times);
+  }
+
+  dropConnection(): void {
+    this.gateway.dropConnection();
+  }
+
+  requestReconnect(): void {
+    this.gateway.requestReconnect();
+  }
+
+  invalidSession(resumable: boolean): void {
+    this.gateway.invalidSession(resumable);
+  }
+
+  /** The token was reset in the Developer Portal: REST answers 401, the Gateway closes with 4004. */
+  revokeToken(): void {
+    this.tokenRevoked = true;
+    this.gateway.revoke();
+  }
+
+  // ---- HTTP ----
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://x");
+    const body = await readBody(req);
+    const method = (req.method ?? "GET").toUpperCase();
+    const path = url.pathname.replace(/^\/api\/v10(?=\/)/, "");
+    const found = path === url.pathname ? undefined : this.route(method, path);
+    if (!found) return reply(res, 404, { message: "404: Not Found", code: 0 });
+    const { route, params } = found;
+    const call: RestCall = {
+      method,
+      path,
+      route: route.path,
+      status: 200,
+      at: Date.now(),
+      ...(body !== undefined ? { body } : {}),
+    };
+    if (route.auth && (req.headers.authorization !== `Bot ${this.token}` || this.tokenRevoked)) {
+      call.status = 401;
+      this.calls.push(call);
+      return reply(res, 401, { message: "401: Unauthorized", code: 0 });
+    }
+    this.calls.push(call);
+    const verdict = this.limits.admit(call, bucketKey(route, params, method), route.auth);
+    if (verdict.refusal) {
+      call.status = 429;
+      return reply(res, 429, verdict.refusal.body, verdict.headers);
+    }
+    try {
+      const failure = this.limits.failure(method, path);
+      if (failure) throw failure;
+      const result = route.run({ params, body: (body ?? {}) as Json, query: url.searchParams });
+      call.status = result.status;
+      reply(res, result.status, result.body, verdict.headers);
+    } catch (err) {
+      const e = err instanceof DiscordApiError ? err : new DiscordApiError(500, 0, `500: ${(err as Error).message}`);
+      call.status = e.status;
+      call.code = e.code;
+      reply(res, e.status, e.body, verdict.headers);
+    }
+  }
+
+  private route(method: string, path: string): { route: Route; params: Record<string, string> } | undefined {
+    const parts = path.split("/").filter(Boolean);
+    for (const route of this.routes) {
+      if (route.method !== method) continue;
+      const want = route.path.split("/").filter(Boolean);
+      if (want.length !== parts.length) continue;
+      const params: Record<string, string> = {};
+      const hit = want.every((w, i) => {
+        const got = decodeURIComponent(parts[i] as string);
+        if (w.startsWith(":")) params[w.slice(1)] = got;
+        return w.startsWith(":") || w === got;
+      });
+      if (hit) return { route, params };
+    }
+    return undefined;
+  }
+}
+
+/** Discord's buckets: the route, per major parameter (channel, guild, webhook or interaction). */
+function bucketKey(route: Route, params: Record<string, string>, method: string): string {
+  const major = params.channel ?? params.guild ?? params.interaction ?? params.token ?? "";
+  return `${method} ${route.path} ${major}`;
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (text.trim() === "") return undefined;
+  const type = req.headers["content-type"] ?? "";
+  if (type.startsWith("multipart/form-data")) {
+    const json = /name="payload_json"[^\r\n]*\r\n(?:[^\r\n]+\r\n)*\r\n([\s\S]*?)\r\n--/.exec(text);
+    return json ? JSON.parse(json[1] as string) : {};
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { _raw: text };
+  }
+}
+
+function reply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.writableEnded) return;
+  if (status === 204 || body === undefined) {
+    res.writeHead(status, headers);
+    res.end();
+    return;
+  }
+  res.writeHead(status, { "content-type": "application/json", ...headers });
+  res.end(JSON.stringify(body));
+}

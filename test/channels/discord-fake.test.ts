@@ -1,7 +1,8 @@
 /** The fake Discord refuses what Discord refuses and serves the real discord.js: these tests drive discord.js itself. */
 import { Client, GatewayIntentBits, type Message, Partials, Routes } from "discord.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { ALICE, BOB, CHANNELS, FakeDiscord, type FakeOptions } from "../fakes/discord/index.js";
+import { type DiscordDriver, discordDriver } from "../fakes/discord/driver.js";
+import { ALICE, BOB, CAROL, CHANNELS, FakeDiscord, type FakeOptions } from "../fakes/discord/index.js";
 import { readMarkdown } from "../fakes/discord/markdown.js";
 
 const ADAPTER_INTENTS = [
@@ -15,9 +16,12 @@ const WITHOUT_CONTENT = ADAPTER_INTENTS.filter((i) => i !== GatewayIntentBits.Me
 const fakes: FakeDiscord[] = [];
 const clients: Client[] = [];
 
+const drivers: DiscordDriver[] = [];
+
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.destroy()));
   await Promise.all(fakes.splice(0).map((f) => f.close()));
+  await Promise.all(drivers.splice(0).map((d) => d.close()));
 });
 
 async function start(options: FakeOptions = {}): Promise<FakeDiscord> {
@@ -228,6 +232,177 @@ describe("fake discord: resume", () => {
     await until(() => fake.identifies === 2, "the second identify", 12_000);
     expect(fake.resumes).toBe(0);
   }, 20_000);
+});
+
+const QUESTION = [
+  { type: 1, components: ["Red", "Blue"].map((label) => ({ type: 2, style: 1, label, custom_id: `q:${label}` })) },
+];
+
+describe("fake discord: faults", () => {
+  it("refuses malformed buttons with 50035 and another's message edit with 50005", async () => {
+    const fake = await start();
+    const c = await ready(fake);
+    const channel = fake.dmChannelOf(ALICE);
+    const button = (custom_id: string, label = "Go") => ({ type: 2, style: 1, label, custom_id });
+    const rows = (n: number) => Array.from({ length: n }, (_, i) => ({ type: 1, components: [button(`b${i}`)] }));
+    const cases = [
+      rows(6),
+      [{ type: 1, components: Array.from({ length: 6 }, (_, i) => button(`b${i}`)) }],
+      [{ type: 1, components: [button("x".repeat(101))] }],
+      [{ type: 1, components: [button("same"), button("same")] }],
+      [{ type: 1, components: [button("long", "L".repeat(81))] }],
+    ];
+    for (const components of cases) {
+      expect(await status(c.rest.post(Routes.channelMessages(channel), { body: { content: "q", components } }))).toEqual({
+        status: 400,
+        code: 50035,
+      });
+    }
+    const hers = fake.dm(ALICE, "mine");
+    expect(await status(c.rest.patch(Routes.channelMessage(channel, hers.id), { body: { content: "x" } }))).toEqual({
+      status: 403,
+      code: 50005,
+    });
+    expect(await status(c.rest.patch(Routes.channelMessage(channel, "1"), { body: { content: "x" } }))).toEqual({
+      status: 404,
+      code: 10008,
+    });
+  });
+
+  it("retries an injected 500, holds every call during a global 429, and refuses a revoked token", async () => {
+    const fake = await start();
+    const c = await ready(fake);
+    const channel = fake.dmChannelOf(ALICE);
+    fake.failNext("POST /channels/*/messages", 500);
+    await c.rest.post(Routes.channelMessages(channel), { body: { content: "second try" } });
+    expect(fake.calls.filter((x) => x.method === "POST").map((x) => x.status)).toEqual([500, 200]);
+    fake.rateLimitNext("GET /channels/:id", 1000, { global: true });
+    const first = c.rest.get(Routes.channel(channel));
+    await until(() => fake.calls.some((x) => x.status === 429), "the global 429");
+    // Another route, asked for while the global limit holds: discord.js keeps it back too.
+    await Promise.all([first, c.rest.get(Routes.user("@me"))]);
+    expect(fake.calls.filter((x) => x.status === 429)).toHaveLength(1);
+    expect(fake.earlyCalls()).toEqual([]);
+    const shutdown = new Promise((resolve) => c.once("shardDisconnect", (event) => resolve(event.code)));
+    fake.revokeToken();
+    expect(await shutdown).toBe(4004);
+    expect(await status(c.rest.get(Routes.user("@me")))).toMatchObject({ status: 401 });
+  });
+
+  it("enforces the global limit and records calls that ignore a 429", async () => {
+    const fake = await start({ rateLimits: { globalPerSecond: 3 } });
+    const auth = { authorization: `Bot ${fake.token}` };
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await fetch(`${fake.apiBase}/v10/users/@me`, { headers: auth })).status);
+    expect(statuses).toEqual([200, 200, 200, 429, 429]);
+    expect(fake.earlyCalls()).toHaveLength(1);
+    const limited = await fetch(`${fake.apiBase}/v10/users/@me`, { headers: auth });
+    expect(limited.headers.get("x-ratelimit-global")).toBe("true");
+    expect(await limited.json()).toMatchObject({ global: true, message: "You are being rate limited." });
+  });
+
+  it("resumes on op 7 and on a resumable op 9 without identifying again", async () => {
+    const fake = await start();
+    const c = await ready(fake);
+    fake.requestReconnect();
+    await until(() => fake.resumes === 1, "the resume after op 7");
+    fake.invalidSession(true);
+    await until(() => fake.resumes === 2, "the resume after op 9");
+    const dm = nextMessage(c);
+    fake.dm(ALICE, "still here");
+    expect((await dm).content).toBe("still here");
+    expect(fake.identifies).toBe(1);
+  });
+
+  it("dispatches a forum post, a slash command and a redelivery", async () => {
+    const fake = await start();
+    const c = await ready(fake);
+    await c.rest.put(Routes.applicationCommands(fake.applicationId), { body: [{ name: "status", description: "Show status" }] });
+    expect(fake.commands.get("global")).toEqual([expect.objectContaining({ name: "status", type: 1 })]);
+    const post = nextMessage(c);
+    const starter = fake.forumPost(ALICE, "Need help", "how do I start?", { mention: true });
+    const m = await post;
+    expect(m.channelId).toBe(starter.id);
+    expect(m.channel.isThread() && m.channel.parentId).toBe(CHANNELS.help);
+    const command = new Promise<string>((resolve) =>
+      c.once("interactionCreate", (i) => resolve(i.isChatInputCommand() ? i.commandName : "other")),
+    );
+    fake.slash(CHANNELS.general, BOB, "status");
+    expect(await command).toBe("status");
+    const again = new Promise<string>((resolve) =>
+      c.once("interactionCreate", (i) => resolve(i.isChatInputCommand() ? i.commandName : "other")),
+    );
+    fake.redeliverLast();
+    expect(await again).toBe("status");
+  });
+});
+
+describe("fake discord: contract driver", () => {
+  /** A tiny bot written with raw discord.js, standing in for an adapter. */
+  async function bot(driver: DiscordDriver): Promise<Client> {
+    const config = driver.channelConfig({ gatewayUrl: "http://127.0.0.1:1" });
+    const c = new Client({ intents: ADAPTER_INTENTS, partials: [Partials.Channel], rest: { api: String(config.api_base) } });
+    clients.push(c);
+    c.on("messageCreate", async (m) => {
+      if (m.author.bot) return;
+      if (m.channel.isDMBased()) {
+        const reply = await m.channel.send("Thinking");
+        await reply.edit("Thinking **hard**");
+        await m.channel.send({ content: "Which colour?", components: QUESTION });
+      } else if (m.mentions.users.has(c.user!.id) && !m.channel.isThread()) {
+        const thread = await m.startThread({ name: "colours" });
+        await thread.send({ content: "Which colour, team?", components: QUESTION });
+      }
+    });
+    c.on("interactionCreate", async (i) => {
+      if (!i.isButton()) return;
+      if (i.guildId && i.user.id === BOB.id) await i.reply({ content: "Only the asker can answer this question.", flags: 64 });
+      else await i.update({ content: `Picked ${i.customId.slice(2)}`, components: [] });
+    });
+    await c.login(String(config.bot_token));
+    return c;
+  }
+
+  it("sees a DM conversation and its button the way Alice does", async () => {
+    const driver = await discordDriver({});
+    drivers.push(driver);
+    expect(driver.channelConfig({ gatewayUrl: "" })).toEqual({
+      enabled: true,
+      bot_token: driver.fake.token,
+      application_id: driver.fake.applicationId,
+      api_base: driver.fake.apiBase,
+      gateway_url: driver.fake.gatewayUrl,
+      edit_interval_ms: 300,
+      thread: true,
+    });
+    await bot(driver);
+    await driver.userSays("hello");
+    expect(await driver.lastDelivery()).toBe("acked");
+    await until(() => driver.botMessages().length === 2, "the bot's replies");
+    expect(driver.botMessages()[0]?.versions.map((v) => v.text)).toEqual(["Thinking", "Thinking hard"]);
+    await driver.click("Blue");
+    await until(() => driver.botMessages()[1]?.text === "Picked Blue", "the updated question");
+    expect(driver.botMessages()[1]?.buttons).toEqual([]);
+    await driver.botEcho("from the bot itself");
+    expect(driver.botMessages().some((m) => m.text.includes("from the bot itself"))).toBe(false);
+  });
+
+  it("follows the group into the thread the bot starts, with private refusals", async () => {
+    const driver = await discordDriver({ thread: true });
+    drivers.push(driver);
+    await bot(driver);
+    const group = driver.group;
+    await group.says("asker", "help us choose");
+    await until(() => group.botMessages().some((m) => m.buttons.length === 2), "the question in the thread");
+    expect(group.botMessages()[0]?.threadId).toBe(driver.fake.threads()[0]?.id);
+    await group.click("other", "Red");
+    await until(() => group.shownOnlyTo("other").length === 1, "the refusal");
+    expect(group.shownOnlyTo("other")).toEqual(["Only the asker can answer this question."]);
+    expect(group.shownOnlyTo("asker")).toEqual([]);
+    await group.click("approver", "Blue");
+    await until(() => group.botMessages()[0]?.text === "Picked Blue", "the approver's answer");
+    expect(group.userId("approver")).toBe(CAROL.id);
+  });
 });
 
 describe("fake discord: markdown reader", () => {

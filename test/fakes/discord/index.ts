@@ -62,6 +62,8 @@ export interface MessageView {
   versions: Array<{ content: string; text: string; at: number }>;
   deleted: boolean;
   referenceId?: string;
+  /** Set when the message is in a thread. */
+  threadId?: string;
   injected: boolean;
 }
 
@@ -335,6 +337,7 @@ export class FakeDiscord implements ChannelCore {
       versions: m.versions.map((v) => ({ content: v.content, text: this.read(v.content), at: v.at })),
       deleted: m.deleted,
       ...(m.referenceId ? { referenceId: m.referenceId } : {}),
+      ...(this.world.channels.get(m.channelId)?.type === ChannelKind.PublicThread ? { threadId: m.channelId } : {}),
       injected: m.injected === true,
     };
   }

@@ -208,6 +208,46 @@ describe("fake discord: interactions", () => {
   });
 });
 
+describe("fake discord: interaction answers", () => {
+  it("fills a deferred ephemeral reply through @original and posts follow-ups", async () => {
+    const fake = await start();
+    const c = await ready(fake);
+    const q = (await c.rest.post(Routes.channelMessages(CHANNELS.general), {
+      body: { content: "Pick", components: QUESTION },
+    })) as {
+      id: string;
+    };
+    const answered = new Promise<void>((resolve) =>
+      c.once("interactionCreate", async (i) => {
+        if (!i.isButton()) return;
+        await i.deferReply({ flags: 64 });
+        await i.editReply("Only you see **this**");
+        await i.followUp({ content: "Everyone sees this" });
+        await i.followUp({ content: "Also private", flags: 64 });
+        resolve();
+      }),
+    );
+    fake.click(q.id, "Red", BOB);
+    await answered;
+    expect(fake.ephemeralFor(BOB.id)).toEqual(["Only you see this", "Also private"]);
+    expect(fake.ephemeralFor(ALICE.id)).toEqual([]);
+    expect(fake.messagesIn(CHANNELS.general).map((m) => m.text)).toEqual(["Pick", "Everyone sees this"]);
+    expect(fake.interactionCallbacks.map((x) => x.type)).toEqual([5]);
+  });
+
+  it("serves typing, the bot's user and application, and a DM channel for a doctor check", async () => {
+    const fake = await start();
+    const c = await ready(fake);
+    const dm = await c.users.createDM(ALICE.id);
+    await dm.sendTyping();
+    expect(fake.typings).toEqual([{ channelId: fake.dmChannelOf(ALICE), at: expect.any(Number) }]);
+    const app = await c.application!.fetch();
+    expect(app.id).toBe(fake.applicationId);
+    expect((await c.users.fetch("@me", { force: true })).bot).toBe(true);
+    expect(fake.calls.every((x) => x.status < 400)).toBe(true);
+  });
+});
+
 describe("fake discord: resume", () => {
   it("resumes after a dropped connection and delivers what was sent meanwhile, once", async () => {
     const fake = await start();

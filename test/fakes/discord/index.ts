@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import { closeServer } from "../../../src/server/http.js";
 import { Events, type UserEvent } from "./events.js";
 import { Gateway, Intent } from "./gateway.js";
+import { bucketKey, findRoute, readBody, reply } from "./http.js";
 import { type CallbackRecord, Interactions } from "./interactions.js";
 import { readMarkdown } from "./markdown.js";
 import { type ChannelCore, channelRoutes, type Route } from "./messages.js";
@@ -380,7 +381,7 @@ export class FakeDiscord implements ChannelCore {
     const body = await readBody(req);
     const method = (req.method ?? "GET").toUpperCase();
     const path = url.pathname.replace(/^\/api\/v10(?=\/)/, "");
-    const found = path === url.pathname ? undefined : this.route(method, path);
+    const found = path === url.pathname ? undefined : findRoute(this.routes, method, path);
     if (!found) return reply(res, 404, { message: "404: Not Found", code: 0 });
     const { route, params } = found;
     const call: RestCall = {
@@ -415,55 +416,4 @@ export class FakeDiscord implements ChannelCore {
       reply(res, e.status, e.body, verdict.headers);
     }
   }
-
-  private route(method: string, path: string): { route: Route; params: Record<string, string> } | undefined {
-    const parts = path.split("/").filter(Boolean);
-    for (const route of this.routes) {
-      if (route.method !== method) continue;
-      const want = route.path.split("/").filter(Boolean);
-      if (want.length !== parts.length) continue;
-      const params: Record<string, string> = {};
-      const hit = want.every((w, i) => {
-        const got = decodeURIComponent(parts[i] as string);
-        if (w.startsWith(":")) params[w.slice(1)] = got;
-        return w.startsWith(":") || w === got;
-      });
-      if (hit) return { route, params };
-    }
-    return undefined;
-  }
-}
-
-/** Discord's buckets: the route, per major parameter (channel, guild, webhook or interaction). */
-function bucketKey(route: Route, params: Record<string, string>, method: string): string {
-  const major = params.channel ?? params.guild ?? params.interaction ?? params.token ?? "";
-  return `${method} ${route.path} ${major}`;
-}
-
-async function readBody(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  const text = Buffer.concat(chunks).toString("utf8");
-  if (text.trim() === "") return undefined;
-  const type = req.headers["content-type"] ?? "";
-  if (type.startsWith("multipart/form-data")) {
-    const json = /name="payload_json"[^\r\n]*\r\n(?:[^\r\n]+\r\n)*\r\n([\s\S]*?)\r\n--/.exec(text);
-    return json ? JSON.parse(json[1] as string) : {};
-  }
-  try {
-    return JSON.parse(text);
-  } catch {
-    return { _raw: text };
-  }
-}
-
-function reply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  if (res.writableEnded) return;
-  if (status === 204 || body === undefined) {
-    res.writeHead(status, headers);
-    res.end();
-    return;
-  }
-  res.writeHead(status, { "content-type": "application/json", ...headers });
-  res.end(JSON.stringify(body));
 }

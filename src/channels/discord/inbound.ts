@@ -47,7 +47,12 @@ export function placeOf(message: Pick<Message, "guildId" | "channelId" | "channe
 }
 
 /** The conversation a place and sender belong to; `startFrom` is the message a new thread would start from. */
-export function refFor(rules: KeyRules, place: Place, userId: string, startFrom?: { id: string; text: string; user: string }): ConversationRef {
+export function refFor(
+  rules: KeyRules,
+  place: Place,
+  userId: string,
+  startFrom?: { id: string; text: string; user: string },
+): ConversationRef {
   const { name } = rules;
   if (!place.guildId) {
     return { channel: name, key: `${name}:@me:${place.channelId}`, chatId: place.channelId, chatType: "direct" };
@@ -191,7 +196,11 @@ function readableText(bot: DiscordIdentity, message: Message): string {
 }
 
 function threadName(text: string, user: string): string {
-  const line = text.split("\n").find((l) => l.trim() !== "")?.trim() ?? "";
+  const line =
+    text
+      .split("\n")
+      .find((l) => l.trim() !== "")
+      ?.trim() ?? "";
   const name = line || `Conversation with ${user}`;
   return name.length > THREAD_NAME_MAX ? `${name.slice(0, THREAD_NAME_MAX - 1)}…` : name;
 }

@@ -240,7 +240,9 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
     client.on(Events.ShardReady, () => {
       if (this.identity) this.life.connected();
     });
-    client.on(Events.ShardError, (err) => this.logger.warn({ channel: this.name, err: errorMessage(err) }, "discord gateway error"));
+    client.on(Events.ShardError, (err) =>
+      this.logger.warn({ channel: this.name, err: errorMessage(err) }, "discord gateway error"),
+    );
     client.on(Events.Error, (err) => this.logger.warn({ channel: this.name, err: errorMessage(err) }, "discord client error"));
   }
 
@@ -254,7 +256,11 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
     if (msg.fromBot || (msg.ref.chatType === "group" && !msg.mentioned && !msg.inThread)) return;
     try {
       await this.rest().post(Routes.channelMessages(message.channelId), {
-        body: { content: MESSAGE_NOT_TAKEN, allowed_mentions: NO_PINGS, message_reference: { message_id: message.id, fail_if_not_exists: false } },
+        body: {
+          content: MESSAGE_NOT_TAKEN,
+          allowed_mentions: NO_PINGS,
+          message_reference: { message_id: message.id, fail_if_not_exists: false },
+        },
       });
     } catch (err) {
       this.logger.warn({ channel: this.name, err: errorMessage(err) }, "could not tell the user their message was not taken");
@@ -326,7 +332,8 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
       await this.rest().post(Routes.interactionCallback(interaction.id, interaction.token), { body, auth: false });
     } catch (err) {
       const code = discordErrorCode(err);
-      const level = code === DiscordCode.UnknownInteraction || code === DiscordCode.InteractionAlreadyAcknowledged ? "debug" : "warn";
+      const level =
+        code === DiscordCode.UnknownInteraction || code === DiscordCode.InteractionAlreadyAcknowledged ? "debug" : "warn";
       this.logger[level]({ channel: this.name, err: errorMessage(err) }, "answering a Discord interaction failed");
     }
   }
@@ -385,8 +392,13 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
       return;
     }
     const guilds =
-      where === "guild" ? (this.config.allowed_guilds.length > 0 ? this.config.allowed_guilds : [...client.guilds.cache.keys()]) : [];
-    const routes = where === "global" ? [Routes.applicationCommands(app)] : guilds.map((g) => Routes.applicationGuildCommands(app, g));
+      where === "guild"
+        ? this.config.allowed_guilds.length > 0
+          ? this.config.allowed_guilds
+          : [...client.guilds.cache.keys()]
+        : [];
+    const routes =
+      where === "global" ? [Routes.applicationCommands(app)] : guilds.map((g) => Routes.applicationGuildCommands(app, g));
     for (const route of routes) {
       try {
         await client.rest.put(route, { body: SLASH_COMMANDS });
@@ -450,7 +462,8 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
       return { type: ComponentType.Button, style: styleOf(b.id), label: label || "…", custom_id: customId };
     });
     const rows: APIActionRowComponent<APIButtonComponent>[] = [];
-    for (let i = 0; i < made.length; i += ROW_SIZE) rows.push({ type: ComponentType.ActionRow, components: made.slice(i, i + ROW_SIZE) });
+    for (let i = 0; i < made.length; i += ROW_SIZE)
+      rows.push({ type: ComponentType.ActionRow, components: made.slice(i, i + ROW_SIZE) });
     return rows;
   }
 
@@ -464,7 +477,8 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
 
   private fail(err: unknown, what: string): Error {
     const mapped = mapDiscordError(this.name, err, what);
-    if (mapped instanceof ChannelError && mapped.code !== "rate_limited" && mapped.code !== "not_modified") this.life.noteError(mapped);
+    if (mapped instanceof ChannelError && mapped.code !== "rate_limited" && mapped.code !== "not_modified")
+      this.life.noteError(mapped);
     return mapped;
   }
 }

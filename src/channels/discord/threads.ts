@@ -51,7 +51,9 @@ export class ThreadStarter {
   private async start(ref: ConversationRef, threadId: string): Promise<string> {
     const name = typeof ref.extra?.threadName === "string" && ref.extra.threadName ? ref.extra.threadName : "Conversation";
     try {
-      await this.rest().post(Routes.threads(ref.chatId, threadId), { body: { name, auto_archive_duration: AUTO_ARCHIVE_MINUTES } });
+      await this.rest().post(Routes.threads(ref.chatId, threadId), {
+        body: { name, auto_archive_duration: AUTO_ARCHIVE_MINUTES },
+      });
       return threadId;
     } catch (err) {
       const code = discordErrorCode(err);

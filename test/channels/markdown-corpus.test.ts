@@ -1,13 +1,16 @@
 /**
  * The sample corpus (test/fixtures/markdown) through every emitter, each output read by that
  * platform's fake: Telegram's HTML parser, Slack's mrkdwn reader, Feishu's card checks, DingTalk's
- * markdown reader. A platform must accept every message, show every word of the reply, and
- * nothing may be over its limit once converted, also where long replies are split.
+ * markdown reader, Discord's Markdown reader. A platform must accept every message, show every
+ * word of the reply, and nothing may be over its limit once converted, also where long replies
+ * are split.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { dingtalkEmitter, markdownTitle, toDingTalkMarkdown } from "../../src/channels/dingtalk/format.js";
 import { DingTalkChannel } from "../../src/channels/dingtalk/index.js";
+import { discordEmitter, toDiscordMarkdown } from "../../src/channels/discord/format.js";
+import { DiscordChannel } from "../../src/channels/discord/index.js";
 import { messageCard } from "../../src/channels/feishu/cards.js";
 import { feishuEmitter, toPlainText as feishuPlain } from "../../src/channels/feishu/format.js";
 import { FeishuChannel } from "../../src/channels/feishu/index.js";
@@ -22,6 +25,8 @@ import type { Channel, ChannelContext, ConversationRef, HttpMount } from "../../
 import { silentLogger } from "../../src/log/logger.js";
 import { plain as dingtalkVisible } from "../fakes/dingtalk/chat.js";
 import { MSG_PARAM_MAX_BYTES, WEBHOOK_TEXT_MAX_BYTES } from "../fakes/dingtalk/openapi.js";
+import { readMarkdown as readDiscord } from "../fakes/discord/markdown.js";
+import { CONTENT_MAX as DISCORD_CONTENT_MAX } from "../fakes/discord/validate.js";
 import { cardProblem, cardText } from "../fakes/feishu/model.js";
 import { LIMITS } from "../fakes/feishu/state.js";
 import { parseMrkdwn, SLACK_UPDATE_TEXT_MAX } from "../fakes/slack/mrkdwn.js";
@@ -96,6 +101,16 @@ const platforms: Platform[] = [
       expect(bytes(text)).toBeLessThanOrEqual(WEBHOOK_TEXT_MAX_BYTES);
       expect(bytes(JSON.stringify({ title: markdownTitle(markdown), text }))).toBeLessThanOrEqual(MSG_PARAM_MAX_BYTES);
       return dingtalkVisible(text);
+    },
+  },
+  {
+    name: "discord",
+    channel: channel(DiscordChannel, { bot_token: "corpus" }),
+    emitter: discordEmitter,
+    read(markdown) {
+      const text = toDiscordMarkdown(markdown);
+      expect(text.length).toBeLessThanOrEqual(DISCORD_CONTENT_MAX);
+      return readDiscord(text);
     },
   },
 ];

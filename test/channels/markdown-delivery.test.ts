@@ -10,6 +10,8 @@ import type { Channel, ConversationRef } from "../../src/channels/types.js";
 import type { RunEvent } from "../../src/harness/types.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { startRig as startDingTalk } from "../fakes/dingtalk/rig.js";
+import { ALICE } from "../fakes/discord/index.js";
+import { startRig as startDiscord } from "../fakes/discord/rig.js";
 import { startRig as startFeishu } from "../fakes/feishu/rig.js";
 import { FakeSlack } from "../fakes/slack/index.js";
 import { parseMrkdwn } from "../fakes/slack/mrkdwn.js";
@@ -74,6 +76,22 @@ const wires: Record<string, () => Promise<Wire>> = {
       channel: rig.channel,
       ref: msg!.ref,
       shown: () => rig.fake.messagesIn(rig.fake.dmId()).map((m) => m.text),
+      close: rig.close,
+    };
+  },
+  async discord() {
+    const rig = await startDiscord(FAST);
+    rig.fake.dm(ALICE, "hi");
+    const [msg] = await waitFor(() => rig.inbox.length > 0 && rig.inbox, 5000, "the DM");
+    const dm = rig.fake.dmChannelOf(ALICE);
+    return {
+      channel: rig.channel,
+      ref: msg!.ref,
+      shown: () =>
+        rig.fake
+          .messagesIn(dm)
+          .filter((m) => m.author.id === rig.fake.bot.id)
+          .map((m) => m.text),
       close: rig.close,
     };
   },

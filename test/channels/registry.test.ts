@@ -48,7 +48,15 @@ describe("channel registry", () => {
   });
 
   it("knows every built-in adapter", () => {
-    expect(Object.keys(BUILTIN_CHANNELS).sort()).toEqual(["console", "dingtalk", "discord", "feishu", "lark", "slack", "telegram"]);
+    expect(Object.keys(BUILTIN_CHANNELS).sort()).toEqual([
+      "console",
+      "dingtalk",
+      "discord",
+      "feishu",
+      "lark",
+      "slack",
+      "telegram",
+    ]);
   });
 
   it("starts the other channels when one lacks its credentials, and says what is missing", async () => {

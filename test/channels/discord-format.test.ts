@@ -6,7 +6,8 @@ import { keyTail, refFor } from "../../src/channels/discord/inbound.js";
 
 describe("discord markdown", () => {
   it("keeps what Discord shows and rewrites what it does not", () => {
-    const md = "# Title\n\n**bold**, *it*, ~~gone~~ and `code`\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n- [x] done\n\n---\n\n#### small";
+    const md =
+      "# Title\n\n**bold**, *it*, ~~gone~~ and `code`\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n- [x] done\n\n---\n\n#### small";
     expect(toDiscordMarkdown(md)).toBe(
       "# Title\n\n**bold**, *it*, ~~gone~~ and `code`\n\n```\na | b\n1 | 2\n```\n\n- ☑ done\n\n───\n\n**small**",
     );

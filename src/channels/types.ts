@@ -61,14 +61,14 @@ export interface ConversationRef {
   channel: string;
   /** Conversation key, `<channel>:<workspace>:<chat>[:<thread>]`. */
   key: string;
-  /** Platform chat id (Telegram chat id, Slack channel id, Feishu chat_id, DingTalk conversationId). */
+  /** Platform chat id (Telegram chat id, Slack channel id, Feishu chat_id, DingTalk conversationId, Discord channel). */
   chatId: string;
   /** Platform thread to post into (Slack thread_ts, Telegram message_thread_id, Feishu root message). */
   threadId?: string;
   /** Platform id of the user's message to reply to, when replies should quote it. */
   replyToId?: string;
   chatType: ChatType;
-  /** The platform's workspace: Slack team id, Feishu tenant key, DingTalk corp id; routes match on it. */
+  /** The platform's workspace: Slack team id, Feishu tenant key, DingTalk corp id, Discord server id; routes match on it. */
   workspace?: string;
   /** Adapter-specific data needed to post (e.g. a DingTalk sessionWebhook). */
   extra?: { [k: string]: JsonValue };

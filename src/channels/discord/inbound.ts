@@ -36,12 +36,15 @@ const SPOKEN = new Set<MessageType>([MessageType.Default, MessageType.Reply]);
 /** Thread names are 1–100 characters. */
 const THREAD_NAME_MAX = 80;
 
-export function placeOf(message: Pick<Message, "guildId" | "channelId" | "channel">): Place {
-  const channel = message.channel;
+/** Where a message, click or command happened; a thread's parent is known from discord.js's cache. */
+export function placeOf(
+  event: Pick<Message | ButtonInteraction | ChatInputCommandInteraction, "guildId" | "channelId" | "channel">,
+): Place {
+  const channel = event.channel;
   const thread = channel && !channel.partial && channel.isThread();
   return {
-    guildId: message.guildId,
-    channelId: message.channelId,
+    guildId: event.guildId,
+    channelId: event.channelId,
     parentId: thread ? channel.parentId : null,
   };
 }
@@ -112,13 +115,7 @@ export function translateMessage(rules: KeyRules, bot: DiscordIdentity, message:
 export function translateClick(rules: KeyRules, interaction: ButtonInteraction): InboundMessage | undefined {
   const target = decodeCustomId(interaction.customId);
   if (!target) return undefined;
-  const channel = interaction.channel;
-  const place: Place = {
-    guildId: interaction.guildId,
-    channelId: interaction.channelId,
-    parentId: channel && !channel.partial && channel.isThread() ? channel.parentId : null,
-  };
-  const ref = refFor({ ...rules, thread: false, scope: "channel" }, place, interaction.user.id);
+  const ref = refFor({ ...rules, thread: false, scope: "channel" }, placeOf(interaction), interaction.user.id);
   if (target.keyTail) {
     ref.key += target.keyTail;
     // A thread the bot could not start: its replies went to the channel, under the thread's key.
@@ -147,16 +144,10 @@ export function translateClick(rules: KeyRules, interaction: ButtonInteraction):
 
 /** A slash command as the text command the core knows (`/status`). */
 export function translateCommand(rules: KeyRules, interaction: ChatInputCommandInteraction): InboundMessage {
-  const channel = interaction.channel;
-  const place: Place = {
-    guildId: interaction.guildId,
-    channelId: interaction.channelId,
-    parentId: channel && !channel.partial && channel.isThread() ? channel.parentId : null,
-  };
   return {
     channel: rules.name,
     eventId: `interaction:${interaction.id}`,
-    ref: refFor({ ...rules, thread: false }, place, interaction.user.id),
+    ref: refFor({ ...rules, thread: false }, placeOf(interaction), interaction.user.id),
     user: { id: interaction.user.id, name: interaction.user.globalName ?? interaction.user.username },
     text: `/${interaction.commandName}`,
     mentioned: true,

@@ -296,7 +296,7 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
 
   private async onClick(interaction: ButtonInteraction): Promise<void> {
     const msg = translateClick(this.rules, interaction);
-    if (!msg || !this.allowedPlace(placeOfInteraction(interaction))) return this.respond(interaction);
+    if (!msg || !this.allowedPlace(placeOf(interaction))) return this.respond(interaction);
     if (!isAllowedUser(this.access, interaction.user.id)) return this.respond(interaction, NOT_ALLOWED);
     const verdict = this.holds.hold(interaction.id, CLICK_HOLD_MS);
     this.held.set(interaction.id, interaction);
@@ -312,7 +312,7 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
     const msg = translateCommand(this.rules, interaction);
     const arg = interaction.options.getString("name");
     if (arg) msg.text += ` ${arg}`;
-    if (!this.allowedPlace(placeOfInteraction(interaction)) || !isAllowedUser(this.access, interaction.user.id)) {
+    if (!this.allowedPlace(placeOf(interaction)) || !isAllowedUser(this.access, interaction.user.id)) {
       return this.respond(interaction, "You are not allowed to use this bot here.");
     }
     const taken = await this.deliver(msg);
@@ -493,15 +493,6 @@ function styleOf(buttonId: string): ButtonStyle.Success | ButtonStyle.Danger | B
 function channelOf(handle: MessageHandle): string {
   const posted = handle.extra?.channel;
   return typeof posted === "string" ? posted : (handle.ref.threadId ?? handle.ref.chatId);
-}
-
-function placeOfInteraction(interaction: ButtonInteraction | ChatInputCommandInteraction): Place {
-  const channel = interaction.channel;
-  return {
-    guildId: interaction.guildId,
-    channelId: interaction.channelId,
-    parentId: channel && !channel.partial && channel.isThread() ? channel.parentId : null,
-  };
 }
 
 function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {

@@ -46,7 +46,8 @@ const byBot = (driver: DiscordDriver, channelId: string): MessageView[] =>
 describe("discord in a server", () => {
   it("starts a thread from a mention and streams the reply there in edits, ending exact", async () => {
     const { driver, gw } = await boot();
-    gw.model.enqueue({ text: LONG, chunkSize: 6, delayMs: 20 });
+    // A model slow to start: the thread shows "typing…" while the user waits.
+    gw.model.enqueue({ text: LONG, chunkSize: 6, delayMs: 20, firstByteMs: 900 });
     const asked = driver.fake.say(CHANNELS.general, ALICE, "explain threads to me please", { mention: true });
     const reply = await eventually(() => byBot(driver, asked.id).find((m) => m.text === LONG), 20_000, "the final reply");
     expect(driver.fake.threads()).toContainEqual(expect.objectContaining({ id: asked.id, parentId: CHANNELS.general }));
@@ -55,6 +56,7 @@ describe("discord in a server", () => {
     for (let i = 1; i < reply.versions.length; i++) expect(reply.versions[i]!.text).not.toBe(reply.versions[i - 1]!.text);
     expect(lastUserText(gw.model.requests.at(-1)!)).toBe("explain threads to me please");
     expect(byBot(driver, CHANNELS.general), "nothing is posted in the channel itself").toEqual([]);
+    expect(driver.fake.typings.map((t) => t.channelId)).toContain(asked.id);
   });
 
   it("ignores unmentioned channel messages, and needs no mention for follow-ups in its thread", async () => {
@@ -101,6 +103,8 @@ describe("discord in a server", () => {
     await eventually(() => byBot(driver, asked.id).some((m) => m.text === "Blue it is."), 10_000, "the resumed reply");
     expect(driver.fake.interactionCallbacks.map((c) => c.type)).toContain(6);
     expect(driver.fake.message(question.id)?.buttons, "the answered question loses its buttons").toEqual([]);
+    expect(question.text).not.toMatch(/Blue/);
+    expect(driver.fake.message(question.id)?.text).toMatch(/Blue/);
     driver.fake.say(asked.id, ALICE, "next one");
     await eventually(() => byBot(driver, asked.id).some((m) => m.buttons.includes("M")), 10_000, "the second question");
     driver.fake.say(asked.id, ALICE, "M");

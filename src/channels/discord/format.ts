@@ -5,7 +5,7 @@
  * is escaped with backslashes wherever Discord would read markup, mentions (`<@id>`) included;
  * sends also carry `allowed_mentions: { parse: [] }`, so nothing the agent writes pings anyone.
  */
-import { type MarkdownEmitter, prefixLines, renderMarkdown, tableLines } from "../render/markdown/index.js";
+import { longestRun, type MarkdownEmitter, prefixLines, renderMarkdown, tableLines } from "../render/markdown/index.js";
 
 /** Characters Discord reads as inline markup anywhere in a line. */
 const INLINE = /[\\*_~`|<>[\]]/g;
@@ -65,14 +65,4 @@ function link(href: string, label: string, plainLabel: string): string {
 
 function mark(inner: string, marker: string): string {
   return inner.trim() === "" ? inner : `${marker}${inner}${marker}`;
-}
-
-function longestRun(text: string, char: string): number {
-  let best = 0;
-  let run = 0;
-  for (const c of text) {
-    run = c === char ? run + 1 : 0;
-    best = Math.max(best, run);
-  }
-  return best;
 }

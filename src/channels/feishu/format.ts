@@ -4,7 +4,7 @@
  * images, so angle brackets are escaped and images become links. Plain text (msg_type `text`) is
  * the shared plain emitter's.
  */
-import { type MarkdownEmitter, plainEmitter, prefixLines, renderMarkdown } from "../render/markdown/index.js";
+import { longestRun, type MarkdownEmitter, plainEmitter, prefixLines, renderMarkdown } from "../render/markdown/index.js";
 
 /** Card markdown treats `<…>` as its own tags (`<at>`, `<font>`), so literal angle brackets are escaped. */
 function escapeCard(text: string): string {
@@ -58,14 +58,4 @@ export function toPlainText(markdown: string): string {
 
 function mark(inner: string, marker: string): string {
   return inner === "" ? "" : `${marker}${inner}${marker}`;
-}
-
-function longestRun(text: string, char: string): number {
-  let longest = 0;
-  let run = 0;
-  for (const c of text) {
-    run = c === char ? run + 1 : 0;
-    longest = Math.max(longest, run);
-  }
-  return longest;
 }

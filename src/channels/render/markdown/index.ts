@@ -4,5 +4,5 @@
  */
 export type { FullEmitter, LinkInfo, ListItemInfo, MarkdownEmitter, TableInfo } from "./emitter.js";
 export { fitText, type Measure, measureFor } from "./measure.js";
-export { defaultMarker, labelAndTarget, plainEmitter, prefixLines, tableLines } from "./plain.js";
+export { defaultMarker, labelAndTarget, longestRun, plainEmitter, prefixLines, tableLines } from "./plain.js";
 export { fullEmitter, lexMarkdown, renderMarkdown, renderTokens } from "./walk.js";

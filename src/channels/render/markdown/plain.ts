@@ -55,6 +55,17 @@ export function defaultMarker(item: ListItemInfo): string {
   return item.task ? box : "•";
 }
 
+/** The longest run of `char` in `text`: emitters that fence or tick code need one more than that. */
+export function longestRun(text: string, char: string): number {
+  let longest = 0;
+  let run = 0;
+  for (const c of text) {
+    run = c === char ? run + 1 : 0;
+    longest = Math.max(longest, run);
+  }
+  return longest;
+}
+
 /** Prefixes every line of `text`. */
 export function prefixLines(text: string, prefix: string): string {
   return text

@@ -60,7 +60,8 @@ export interface TestGateway {
  * A port the kernel hands out for `listen(0)` comes from the ephemeral range, the same range it
  * takes source ports of outgoing connections from, so between this check and the caller's
  * `listen` a busy test run can take it for a connection (EADDRINUSE). Ports are therefore picked
- * below that range, from a block of its own for each vitest worker, and checked by binding.
+ * below that range, from a block chosen by the process id (each vitest worker is a process), and
+ * checked by binding.
  */
 export async function freePort(): Promise<number> {
   for (let tries = 0; tries < 200; tries++) {
@@ -77,8 +78,8 @@ let cursor = -1;
 function nextCandidate(): number {
   const limit = ephemeralStart();
   const workers = Math.max(1, Math.floor((limit - FIRST) / BLOCK));
-  const worker = Number(process.env.VITEST_POOL_ID ?? process.env.VITEST_WORKER_ID ?? 0);
-  const base = FIRST + ((Number.isFinite(worker) && worker > 0 ? worker : process.pid) % workers) * BLOCK;
+  // Test workers are processes of their own (vitest's forks pool), so the pid picks the block.
+  const base = FIRST + (process.pid % workers) * BLOCK;
   cursor = cursor < 0 ? Math.floor(Math.random() * BLOCK) : (cursor + 1) % BLOCK;
   return base + cursor;
 }

@@ -125,6 +125,20 @@ export class NotModifiedError extends ChannelError {
   }
 }
 
+/** A file is larger than the limit it was read or uploaded under; nothing of it was kept. */
+export class FileTooLargeError extends ChannelError {
+  readonly maxBytes: number;
+  /** The file's size when known (the platform said so, or the read went past the limit). */
+  readonly size: number | undefined;
+
+  constructor(channel: string, maxBytes: number, size?: number, options: AntlerErrorOptions = {}) {
+    const what = size === undefined ? "the file is larger" : `the file has ${size} bytes,`;
+    super(channel, "content_rejected", `${what} than the limit of ${maxBytes} bytes`, options);
+    this.maxBytes = maxBytes;
+    this.size = size;
+  }
+}
+
 /** Text of an unknown thrown value, for logs and notices. */
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;

@@ -118,6 +118,37 @@ export interface InboundAction {
   callbackId?: string;
 }
 
+/** What an attachment is, as far as the agent cares. */
+export type AttachmentKind = "image" | "file" | "audio";
+
+/**
+ * A file, image or voice note that came with a message. It holds only what the platform said
+ * about it; the core downloads it through {@link Channel.download} when the message runs, after
+ * checking its type and size against `media:`. JSON, like the rest of the message.
+ */
+export interface InboundAttachment {
+  /** `image` (photos, pasted screenshots), `audio` (voice notes and audio files), else `file`. */
+  kind: AttachmentKind;
+  /** The file name as sent (the core makes it safe); a made-up one like `photo.jpg` when there is none. */
+  name: string;
+  /** MIME type, when the platform says. */
+  mime?: string;
+  /** Size in bytes, when the platform says before the download. */
+  size?: number;
+  /** What the adapter needs to download it (a Telegram file_id, a Slack url_private, …). */
+  source: { [k: string]: JsonValue };
+}
+
+/** A file the agent sends (`send_file`), posted as a native upload after the reply text. */
+export interface OutboundFile {
+  /** Base name, already safe. */
+  name: string;
+  mime: string;
+  data: Uint8Array;
+  /** `image` is shown inline where the platform can (a photo); `file` is a document to download. */
+  kind: "image" | "file";
+}
+
 /** One thing a user did in a chat, translated by the adapter. */
 export interface InboundMessage {
   /** Name of the channel instance. */
@@ -142,6 +173,8 @@ export interface InboundMessage {
   fromBot?: boolean;
   /** Set when this is a button click rather than a message. */
   action?: InboundAction;
+  /** Files, images and voice notes sent with the message (a caption is its `text`). */
+  attachments?: InboundAttachment[];
   /** When the platform says the user sent it (ms since epoch), else when it arrived. */
   sentAt: number;
 }
@@ -251,6 +284,15 @@ export interface Channel {
    * answered, and the core then shows `notice` another way (`notifyUser`, else a notice).
    */
   answerAction?(msg: InboundMessage, notice?: string): Promise<boolean>;
+  /**
+   * Downloads one of `msg`'s attachments through the platform's API. Reads at most `maxBytes`:
+   * past that it stops and throws `FileTooLargeError` (errors.ts), keeping nothing.
+   */
+  download?(msg: InboundMessage, attachment: InboundAttachment, maxBytes: number): Promise<Uint8Array>;
+  /** Posts a file as a native upload (a document or photo) in the conversation of `ref`. */
+  sendFile?(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle>;
+  /** The largest file `sendFile` can post, in bytes, when the platform has a lower limit than `media.max_file_mb`. */
+  readonly maxUploadBytes?: number;
   /**
    * Shows `text` to one user only, in the conversation of `ref` (a Slack ephemeral message).
    * Resolves false when the platform refuses; the core then posts a notice everyone sees.

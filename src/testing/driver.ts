@@ -49,6 +49,25 @@ export interface GroupDriver {
   shownOnlyTo(member: GroupMember): string[];
 }
 
+/** A file the user sends in the test conversation. */
+export interface UserFile {
+  /** `image` (a photo), `audio` (a voice note) or `file` (a document). */
+  kind: "image" | "file" | "audio";
+  name: string;
+  mime: string;
+  data: Uint8Array;
+  /** Text sent with it (a photo's caption). */
+  caption?: string;
+}
+
+/** A file the bot posted, as a user downloads it from the platform. */
+export interface BotFile {
+  name: string;
+  data: Uint8Array;
+  /** Shown as a photo, or as a document to download. */
+  kind: "image" | "file";
+}
+
 export interface ContractDriver {
   /** Name the channel is configured under (`channels.<name>`). */
   readonly channelName: string;
@@ -84,6 +103,10 @@ export interface ContractDriver {
   botEcho(text: string): Promise<void>;
   /** Bot messages in the test conversation, oldest first. */
   botMessages(): VisibleMessage[];
+  /** The user sends a file; without it the contract's `media` part is skipped. */
+  userSendsFile?(file: UserFile): Promise<void>;
+  /** Files the bot posted in the test conversation, oldest first. */
+  botFiles?(): BotFile[];
   /** A group with three members, for the "who may answer" tests; without it they are skipped. */
   readonly group?: GroupDriver;
   /** Stops the fake. */

@@ -1,0 +1,59 @@
+/**
+ * Downloads for adapters: read a platform's file without holding more than the limit in memory.
+ * `fetchBounded` stops reading as soon as the body passes `maxBytes` (or says so in its
+ * Content-Length) and throws `FileTooLargeError`, so an over-limit file costs at most the limit.
+ */
+import { ChannelError, FileTooLargeError } from "../errors.js";
+
+/** Reads a stream of chunks, refusing it once it passes `maxBytes`. */
+export async function readBounded(
+  channel: string,
+  body: AsyncIterable<Uint8Array> | null,
+  maxBytes: number,
+): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  if (body) {
+    for await (const chunk of body) {
+      total += chunk.byteLength;
+      if (total > maxBytes) throw new FileTooLargeError(channel, maxBytes);
+      chunks.push(chunk);
+    }
+  }
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return out;
+}
+
+/**
+ * GETs `url` and returns its body, at most `maxBytes` of it. A non-2xx answer is a
+ * `ChannelError` naming the status (`not_found` for 404, `auth_failed` for 401/403).
+ */
+export async function fetchBounded(channel: string, url: string, maxBytes: number, init: RequestInit = {}): Promise<Uint8Array> {
+  let res: Response;
+  try {
+    res = await fetch(url, { redirect: "follow", ...init });
+  } catch (err) {
+    throw new ChannelError(channel, "network", `downloading a file failed: ${(err as Error).message}`, { cause: err });
+  }
+  if (!res.ok) {
+    await res.body?.cancel();
+    const code = res.status === 404 ? "not_found" : res.status === 401 || res.status === 403 ? "auth_failed" : "platform_error";
+    throw new ChannelError(channel, code, `downloading a file failed: HTTP ${res.status}`);
+  }
+  const declared = Number(res.headers.get("content-length"));
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await res.body?.cancel();
+    throw new FileTooLargeError(channel, maxBytes, declared);
+  }
+  try {
+    return await readBounded(channel, res.body as AsyncIterable<Uint8Array> | null, maxBytes);
+  } catch (err) {
+    await res.body?.cancel().catch(() => {});
+    throw err;
+  }
+}

@@ -54,6 +54,8 @@ export const ServerConfig = z
 export const StorageConfig = z
   .strictObject({
     path: z.string().default("./data/antler.db"),
+    /** Folder of the files users send and the agent writes, one folder per thread; default: `files` beside `path`. */
+    files: z.string().optional(),
     synchronous: z.enum(["normal", "full"]).default("normal"),
   })
   .prefault({});
@@ -76,6 +78,8 @@ export const ModelConfig = z.looseObject({
   max_tokens: num().pipe(z.number().int().positive()).optional(),
   max_retries: num().pipe(z.number().int().min(0)).optional(),
   supports_thinking: bool().optional(),
+  /** The model reads images: photos users send go to it as image blocks. */
+  supports_vision: bool().default(false),
   stream_idle_timeout_ms: num().pipe(z.number().int().positive()).optional(),
   when_thinking_enabled: z.record(z.string(), z.unknown()).optional(),
   display_name: z.string().optional(),
@@ -272,9 +276,37 @@ export const TenantConfig = z.strictObject({
   admin_token: z.string().optional(),
 });
 
+/** Where voice notes become text: any OpenAI-compatible `/audio/transcriptions` endpoint. */
+export const TranscriptionConfig = z.strictObject({
+  /** Base URL ending before `/audio/transcriptions`, e.g. `https://api.openai.com/v1`. Unset = voice is not transcribed. */
+  base_url: z
+    .union([z.literal(""), z.string().url()])
+    .optional()
+    .transform((v) => v || undefined),
+  api_key: z.string().optional(),
+  model: z.string().default("whisper-1"),
+  /** Also post the transcript in the chat, so the user sees what was understood. */
+  echo: bool().default(false),
+  timeout_ms: num().pipe(z.number().int().positive()).default(60_000),
+});
+
+/** Files, images and voice that users send, and files the agent sends back. */
+export const MediaConfig = z
+  .strictObject({
+    /** Largest file taken from a chat or sent to it, in MB. */
+    max_file_mb: num().pipe(z.number().positive()).default(20),
+    /** MIME types taken, exact or with a `/*` wildcard; others get a notice. */
+    allowed_types: z
+      .array(z.string())
+      .default(["image/*", "audio/*", "text/*", "application/pdf", "application/json", "application/octet-stream"]),
+    transcription: TranscriptionConfig.prefault({}),
+  })
+  .prefault({});
+
 const AppConfigShape = z.strictObject({
   server: ServerConfig,
   storage: StorageConfig,
+  media: MediaConfig,
   logging: LoggingConfig,
   models: z.array(ModelConfig).default([]),
   tools: z.array(ToolConfig).default([]),
@@ -296,6 +328,7 @@ export const AppConfigSchema = AppConfigShape.superRefine((config, ctx) => {
 
 export type AppConfig = z.output<typeof AppConfigShape>;
 export type ModelConfig = z.output<typeof ModelConfig>;
+export type MediaConfig = z.output<typeof MediaConfig>;
 export type ToolConfig = z.output<typeof ToolConfig>;
 export type McpServerConfig = z.output<typeof McpServerConfig>;
 export type AgentConfig = z.output<typeof AgentConfig>;

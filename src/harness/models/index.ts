@@ -31,6 +31,7 @@ const OWN_KEYS = new Set([
   "max_tokens",
   "max_retries",
   "supports_thinking",
+  "supports_vision",
   "display_name",
   "when_thinking_enabled",
   "stream_idle_timeout_ms",

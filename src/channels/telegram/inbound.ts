@@ -4,6 +4,7 @@
  */
 import type { ChatType, ConversationRef, InboundMessage } from "../types.js";
 import { decodeCallbackData } from "./callback-data.js";
+import { attachmentsOf, type TgMedia } from "./media.js";
 
 export interface TgUser {
   id: number;
@@ -20,7 +21,7 @@ export interface TgEntity {
   user?: TgUser;
 }
 
-export interface TgMessage {
+export interface TgMessage extends TgMedia {
   message_id: number;
   from?: TgUser;
   chat: { id: number; type: string };
@@ -86,8 +87,8 @@ export function translateUpdate(name: string, bot: BotIdentity, update: TgUpdate
 }
 
 function translateMessage(name: string, bot: BotIdentity, updateId: number, msg: TgMessage, now: number) {
-  // A message without text (a sticker, a photo without caption) still reaches the core, which
-  // tells the user it reads only text; in groups mention gating keeps it quiet.
+  // A message without text (a photo without caption, a voice note, a sticker) still reaches the
+  // core with empty text and its attachments; in groups mention gating keeps it quiet.
   const raw = msg.text ?? msg.caption ?? "";
   const ref = refFor(name, bot, msg, true);
   if (!ref || !msg.from) return undefined;
@@ -102,6 +103,8 @@ function translateMessage(name: string, bot: BotIdentity, updateId: number, msg:
     mentioned: ref.chatType === "direct" || mentioned || repliedToBot,
     sentAt: msg.date ? msg.date * 1000 : now,
   };
+  const attachments = attachmentsOf(msg);
+  if (attachments.length > 0) inbound.attachments = attachments;
   if (msg.from.is_bot) inbound.fromBot = true;
   return inbound;
 }

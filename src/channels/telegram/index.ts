@@ -18,18 +18,22 @@ import type {
   ChannelContext,
   ConversationRef,
   HttpMount,
+  InboundAttachment,
   InboundMessage,
   InboundSink,
   MessageHandle,
   OutboundContent,
+  OutboundFile,
 } from "../types.js";
 import { mountWebhook, webhookPath } from "../webhook-route.js";
 import { callbackDataBytes, encodeCallbackData, MAX_CALLBACK_BYTES } from "./callback-data.js";
 import { ClickAnswers } from "./clicks.js";
 import { DEFAULT_EDIT_INTERVAL_MS, TELEGRAM_RENAMES, TelegramChannelConfig } from "./config.js";
+import { TelegramFiles } from "./files.js";
 import { escapeHtml, telegramEmitter, toPlainText, toTelegramHtml } from "./format.js";
 import { type BotIdentity, type TgUpdate, translateUpdate } from "./inbound.js";
 import { isParseError, mapTelegramError } from "./map-error.js";
+import { UPLOAD_LIMIT } from "./media.js";
 import { Poller } from "./polling.js";
 import { updateProblem } from "./update-check.js";
 
@@ -46,6 +50,8 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
 
   readonly capabilities: ChannelCapabilities;
   readonly access: AccessRules;
+  /** sendDocument's multipart limit; images past sendPhoto's 10 MB go as documents. */
+  readonly maxUploadBytes = UPLOAD_LIMIT;
 
   private readonly config: TelegramChannelConfig;
   private readonly logger: Logger;
@@ -57,6 +63,7 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
   /** Webhook responses by update object, so a failed handler can answer 500 and get a redelivery. */
   private readonly responses = new WeakMap<object, ServerResponse>();
   private readonly clicks: ClickAnswers;
+  private readonly files: TelegramFiles;
 
   constructor(ctx: ChannelContext<TelegramChannelConfig>) {
     super(ctx.name, ctx.config.mode);
@@ -75,6 +82,12 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
       typingIntervalMs: 4500,
     };
     this.clicks = new ClickAnswers(this.name, () => this.telegram(), this.logger);
+    this.files = new TelegramFiles(
+      this.name,
+      () => this.telegram(),
+      this.logger,
+      (err) => this.noteError(err),
+    );
   }
 
   /** Identifies the bot, then polls or sets the webhook; a stop meanwhile aborts `signal`. */
@@ -139,6 +152,15 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
       () => telegram.editMessageText(chat, id, undefined, this.html(content.text), { ...extra, parse_mode: "HTML" }),
       () => telegram.editMessageText(chat, id, undefined, this.plain(content.text), extra),
     );
+  }
+
+  /** The file of `attachment` (a file_id from the message), read up to `maxBytes`. */
+  download(_msg: InboundMessage, attachment: InboundAttachment, maxBytes: number): Promise<Uint8Array> {
+    return this.files.download(attachment, maxBytes);
+  }
+
+  sendFile(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle> {
+    return this.files.sendFile(ref, file);
   }
 
   async typing(ref: ConversationRef): Promise<void> {

@@ -3,11 +3,13 @@ import { TelegramError } from "telegraf";
 import {
   ChannelError,
   errorMessage,
+  FileTooLargeError,
   NotModifiedError,
   PlatformAuthError,
   PlatformNotFoundError,
   PlatformRateLimitError,
 } from "../../errors.js";
+import { DOWNLOAD_LIMIT, PHOTO_LIMIT, UPLOAD_LIMIT } from "./media.js";
 
 /** Telegram's description when our HTML is malformed; the caller resends as plain text. */
 export function isParseError(err: unknown): boolean {
@@ -44,13 +46,33 @@ export function mapTelegramError(channel: string, err: unknown, method: string):
     );
   }
   if (code === 400 && /message is not modified/i.test(description)) return new NotModifiedError(channel, { cause: err });
+  const tooLarge = fileTooLarge(channel, err, method);
+  if (tooLarge) return tooLarge;
   if (
     code === 400 &&
-    /(message to edit not found|message to delete not found|chat not found|message not found)/i.test(description)
+    /(message to edit not found|message to delete not found|chat not found|message not found|invalid file_id|wrong file identifier)/i.test(
+      description,
+    )
   ) {
     return new PlatformNotFoundError(channel, `${method}: ${description}`, { cause: err });
   }
   if (code === 403) return new ChannelError(channel, "forbidden", `${method}: ${description}`, { cause: err });
   if (code >= 500) return new ChannelError(channel, "platform_unavailable", `${method}: ${code} ${description}`, { cause: err });
   return new ChannelError(channel, "platform_error", `${method}: ${code} ${description}`, { cause: err });
+}
+
+/**
+ * Telegram's size refusals: getFile's 400 "file is too big" (past the 20 MB a bot may
+ * download), a 413 on an upload (past 50 MB), and sendPhoto's 400 for a photo past 10 MB.
+ */
+function fileTooLarge(channel: string, err: TelegramError, method: string): FileTooLargeError | undefined {
+  const { code, description } = err;
+  if (code === 400 && /file is too big/i.test(description))
+    return new FileTooLargeError(channel, DOWNLOAD_LIMIT, undefined, { cause: err });
+  if (code === 413)
+    return new FileTooLargeError(channel, method === "sendPhoto" ? PHOTO_LIMIT : UPLOAD_LIMIT, undefined, { cause: err });
+  if (code === 400 && method === "sendPhoto" && /PHOTO_SAVE_FILE_INVALID/.test(description)) {
+    return new FileTooLargeError(channel, PHOTO_LIMIT, undefined, { cause: err });
+  }
+  return undefined;
 }

@@ -39,7 +39,32 @@ function messageProblem(msg: unknown): string | undefined {
   if (reply !== undefined && (!isJsonObject(reply) || (reply.from !== undefined && !isUser(reply.from)))) {
     return "reply_to_message is not a message";
   }
+  return mediaProblem(msg);
+}
+
+/** The file fields media.ts reads: a photo's sizes, and the one file of the other kinds. */
+function mediaProblem(msg: Json): string | undefined {
+  const photo = msg.photo;
+  if (photo !== undefined && !(Array.isArray(photo) && photo.every(isPhotoSize))) return "photo is not a list of sizes";
+  for (const key of ["document", "voice", "audio", "video", "video_note", "animation"]) {
+    if (msg[key] !== undefined && !isFile(msg[key])) return `${key} is not a file`;
+  }
   return undefined;
+}
+
+function isFile(value: unknown): boolean {
+  return (
+    isJsonObject(value) &&
+    typeof value.file_id === "string" &&
+    typeof value.file_unique_id === "string" &&
+    optional(value, "file_name", "string") &&
+    optional(value, "mime_type", "string") &&
+    optional(value, "file_size", "number")
+  );
+}
+
+function isPhotoSize(value: unknown): boolean {
+  return isFile(value) && typeof (value as Json).width === "number" && typeof (value as Json).height === "number";
 }
 
 function queryProblem(query: unknown): string | undefined {

@@ -2,7 +2,17 @@
  * The Bot API methods the fake serves, with the real error texts. Each handler either returns
  * the `result` or throws an {@link ApiError}; the HTTP layer (index.ts) wraps both.
  */
-import { ChatStore, type FakeButton, type FakeUser } from "./chats.js";
+import { ChatStore, type FakeButton, type FakeChat, type FakeUser } from "./chats.js";
+import {
+  DOWNLOAD_LIMIT,
+  type FileStore,
+  isUpload,
+  looksLikeImage,
+  type MediaKind,
+  type MessageMedia,
+  PHOTO_LIMIT,
+  UPLOAD_LIMIT,
+} from "./files.js";
 import { HtmlParseError, type ParsedText, parseHtml, parsePlain } from "./html.js";
 import type { UpdateQueue } from "./updates.js";
 
@@ -41,6 +51,7 @@ export class BotApi {
     readonly bot: FakeUser & { username: string },
     private readonly chats: ChatStore,
     private readonly updates: UpdateQueue,
+    private readonly files: FileStore,
   ) {}
 
   /** Runs one method. getUpdates is served by the HTTP layer because it long-polls. */
@@ -74,6 +85,12 @@ export class BotApi {
         return true;
       case "answerCallbackQuery":
         return this.answerCallbackQuery(p);
+      case "getFile":
+        return this.getFile(p);
+      case "sendPhoto":
+        return this.sendMedia(p, "photo");
+      case "sendDocument":
+        return this.sendMedia(p, "document");
       case "deleteMessage": {
         const m = this.chats.find(this.chat(p.chat_id).id, Number(p.message_id));
         if (!m) throw new ApiError(400, "Bad Request: message to delete not found");
@@ -110,15 +127,6 @@ export class BotApi {
     const chat = this.chat(p.chat_id);
     const parsed = parseText(p);
     const keyboard = parseKeyboard(p.reply_markup);
-    const thread = p.message_thread_id === undefined ? undefined : Number(p.message_thread_id);
-    const replyParams = p.reply_parameters as { message_id?: number; allow_sending_without_reply?: boolean } | undefined;
-    let replyTo: number | undefined;
-    if (replyParams?.message_id !== undefined) {
-      const target = this.chats.find(chat.id, replyParams.message_id);
-      if (!target && !replyParams.allow_sending_without_reply)
-        throw new ApiError(400, "Bad Request: message to be replied not found");
-      replyTo = target?.message_id;
-    }
     const now = Date.now();
     const message = this.chats.add(
       chat,
@@ -129,12 +137,68 @@ export class BotApi {
         entities: parsed.entities,
         keyboard,
         date: now,
-        ...(thread !== undefined ? { threadId: thread } : {}),
-        ...(replyTo !== undefined ? { replyTo } : {}),
+        ...this.placement(chat, p),
       },
       now,
     );
     return ChatStore.toApi(chat, message);
+  }
+
+  /** The topic and the quoted message of a new bot message. Multipart requests carry JSON as a string. */
+  private placement(chat: FakeChat, p: Params): { threadId?: number; replyTo?: number } {
+    const thread = p.message_thread_id === undefined ? undefined : Number(p.message_thread_id);
+    const raw = typeof p.reply_parameters === "string" ? JSON.parse(p.reply_parameters) : p.reply_parameters;
+    const replyParams = raw as { message_id?: number; allow_sending_without_reply?: boolean } | undefined;
+    let replyTo: number | undefined;
+    if (replyParams?.message_id !== undefined) {
+      const target = this.chats.find(chat.id, replyParams.message_id);
+      if (!target && !replyParams.allow_sending_without_reply)
+        throw new ApiError(400, "Bad Request: message to be replied not found");
+      replyTo = target?.message_id;
+    }
+    return { ...(thread !== undefined ? { threadId: thread } : {}), ...(replyTo !== undefined ? { replyTo } : {}) };
+  }
+
+  private getFile(p: Params) {
+    const file = typeof p.file_id === "string" ? this.files.get(p.file_id) : undefined;
+    if (!file) throw new ApiError(400, "Bad Request: invalid file_id");
+    if (file.data.byteLength > DOWNLOAD_LIMIT) throw new ApiError(400, "Bad Request: file is too big");
+    return {
+      file_id: file.file_id,
+      file_unique_id: file.file_unique_id,
+      file_size: file.data.byteLength,
+      file_path: file.file_path,
+    };
+  }
+
+  /** sendPhoto / sendDocument: a new upload (multipart) or a file_id already on the server. */
+  private sendMedia(p: Params, kind: MediaKind) {
+    const chat = this.chat(p.chat_id);
+    const media = this.uploaded(p[kind], kind);
+    const caption = typeof p.caption === "string" ? p.caption : "";
+    if (caption.length > 1024) throw new ApiError(400, "Bad Request: message caption is too long");
+    const now = Date.now();
+    const message = this.chats.add(
+      chat,
+      { from: this.bot, fromBot: true, text: caption, entities: [], keyboard: [], media, date: now, ...this.placement(chat, p) },
+      now,
+    );
+    return ChatStore.toApi(chat, message);
+  }
+
+  private uploaded(value: unknown, kind: MediaKind): MessageMedia {
+    if (typeof value === "string" && value !== "") {
+      const known = this.files.get(value);
+      if (!known) throw new ApiError(400, "Bad Request: wrong file identifier/HTTP URL specified");
+      return { kind, file: known };
+    }
+    if (!isUpload(value)) throw new ApiError(400, `Bad Request: there is no ${kind} in the request`);
+    const size = value.data.byteLength;
+    if (size === 0) throw new ApiError(400, "Bad Request: file must be non-empty");
+    if (size > UPLOAD_LIMIT) throw new ApiError(413, "Request Entity Too Large");
+    if (kind === "photo" && size > PHOTO_LIMIT) throw new ApiError(400, "Bad Request: PHOTO_SAVE_FILE_INVALID");
+    if (kind === "photo" && !looksLikeImage(value.data)) throw new ApiError(400, "Bad Request: IMAGE_PROCESS_FAILED");
+    return this.files.media(kind, value.data, { name: value.filename });
   }
 
   private editMessageText(p: Params) {

@@ -3,6 +3,7 @@
  * and the users' side of a conversation. The server (server.ts) turns Bot API calls into
  * changes here; tests read it to see what a person in the chat would see.
  */
+import { type MessageMedia, mediaToApi } from "./files.js";
 import type { FakeEntity } from "./html.js";
 
 export interface FakeUser {
@@ -22,12 +23,14 @@ export interface ChatMessage {
   chatId: number;
   from: FakeUser;
   fromBot: boolean;
-  /** Text as shown (markup removed). */
+  /** Text as shown (markup removed); a file's caption, "" when it has none. */
   text: string;
   entities: FakeEntity[];
   keyboard: FakeButton[][];
   threadId?: number;
   replyTo?: number;
+  /** The photo, document, voice note or audio file the message carries. */
+  media?: MessageMedia;
   date: number;
   deleted: boolean;
   /** Every text the user saw, oldest first, with when it appeared (ms). */
@@ -92,9 +95,15 @@ export class ChatStore {
         ...(chat.isForum ? { is_forum: true } : {}),
       },
       date: Math.floor(m.date / 1000),
-      text: m.text,
     };
-    if (m.entities.length > 0) out.entities = m.entities;
+    if (m.media) {
+      Object.assign(out, mediaToApi(m.media));
+      if (m.text !== "") out.caption = m.text;
+      if (m.entities.length > 0) out.caption_entities = m.entities;
+    } else {
+      out.text = m.text;
+      if (m.entities.length > 0) out.entities = m.entities;
+    }
     if (m.keyboard.length > 0) out.reply_markup = { inline_keyboard: m.keyboard };
     if (m.threadId !== undefined) {
       out.message_thread_id = m.threadId;

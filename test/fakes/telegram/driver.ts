@@ -1,5 +1,5 @@
 /** ContractDriver over the fake Telegram: a DM between Alice and the bot, by polling or webhook. */
-import type { ContractDriver, GroupDriver, GroupMember, VisibleMessage } from "../../contract/driver.js";
+import type { BotFile, ContractDriver, GroupDriver, GroupMember, UserFile, VisibleMessage } from "../../contract/driver.js";
 import { type ChatMessage, FakeTelegram as Fake, type FakeTelegram, type FakeUser, type Update } from "./index.js";
 
 export const ALICE: FakeUser = { id: 2001, first_name: "Alice", username: "alice" };
@@ -95,8 +95,32 @@ export class TelegramDriver implements ContractDriver {
     await this.deliver(this.fake.say({ id: ALICE.id, type: "private" }, OTHER_BOT, text));
   }
 
+  /** The bot's text messages; the files it posted are in {@link botFiles}. */
   botMessages(): VisibleMessage[] {
-    return this.fake.botMessages(ALICE.id).map(visible);
+    return textOnly(this.fake.botMessages(ALICE.id)).map(visible);
+  }
+
+  /**
+   * Alice sends a file in her DM with the bot: an image as a photo (its caption is the text),
+   * an OGG audio as a voice note, other audio as an audio file, anything else as a document.
+   */
+  async userSendsFile(file: UserFile): Promise<void> {
+    const dm = { id: ALICE.id, type: "private" as const };
+    const caption = file.caption !== undefined ? { caption: file.caption } : {};
+    let update: Update;
+    if (file.kind === "image") update = this.fake.sendPhoto(dm, ALICE, file.data, caption);
+    else if (file.kind === "audio" && file.mime === "audio/ogg") update = this.fake.sendVoice(dm, ALICE, file.data, caption);
+    else if (file.kind === "audio")
+      update = this.fake.sendAudio(dm, ALICE, file.data, file.name, { ...caption, mime: file.mime });
+    else update = this.fake.sendDocument(dm, ALICE, file.data, file.name, { ...caption, mime: file.mime });
+    await this.deliver(update);
+  }
+
+  /** Photos and documents the bot posted in Alice's DM, with their bytes. */
+  botFiles(): BotFile[] {
+    return this.fake
+      .botFiles(ALICE.id)
+      .map((f) => ({ name: f.name, data: f.data, kind: f.kind === "photo" ? ("image" as const) : ("file" as const) }));
   }
 
   /** A supergroup where every member's message mentions the bot; refused clicks get an alert. */
@@ -111,7 +135,7 @@ export class TelegramDriver implements ContractDriver {
     click: async (member, label) => {
       await this.deliver(this.fake.click(TEAM_GROUP.id, MEMBERS[member], label));
     },
-    botMessages: () => this.fake.botMessages(TEAM_GROUP.id).map(visible),
+    botMessages: () => textOnly(this.fake.botMessages(TEAM_GROUP.id)).map(visible),
     shownOnlyTo: (member) => this.fake.clickAnswersSeenBy(MEMBERS[member].id),
   };
 
@@ -132,6 +156,10 @@ export class TelegramDriver implements ContractDriver {
       await new Promise((r) => setTimeout(r, 10));
     }
   }
+}
+
+function textOnly(messages: ChatMessage[]): ChatMessage[] {
+  return messages.filter((m) => !m.media);
 }
 
 function visible(m: ChatMessage): VisibleMessage {

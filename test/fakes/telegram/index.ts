@@ -10,9 +10,11 @@ import type { AddressInfo } from "node:net";
 import { closeServer } from "../../../src/server/http.js";
 import { ApiError, BotApi, type CallbackRecord } from "./api.js";
 import { type ChatKind, type ChatMessage, ChatStore, type FakeChat, type FakeUser, userEntities } from "./chats.js";
+import { FileStore, type MediaKind, type MessageMedia, readMultipart, UploadTooLarge } from "./files.js";
 import { type Update, UpdateQueue } from "./updates.js";
 
 export type { ChatMessage, FakeChat, FakeUser } from "./chats.js";
+export type { MediaKind, MessageMedia, StoredFile } from "./files.js";
 export type { Update } from "./updates.js";
 
 export interface Fault {
@@ -66,6 +68,9 @@ interface ActiveFault extends Fault {
 export class FakeTelegram {
   readonly token: string;
   readonly chats = new ChatStore();
+  readonly files = new FileStore();
+  /** Paths asked for at `/file/bot<token>/…`, whatever the answer. */
+  readonly fileDownloads: Array<{ path: string; status: number }> = [];
   readonly updates: UpdateQueue;
   readonly api: BotApi;
   readonly calls: CallRecord[] = [];
@@ -83,7 +88,7 @@ export class FakeTelegram {
       (call) => this.runWebhookReply(call),
       () => options.webhookRetryMs ?? 150,
     );
-    this.api = new BotApi(bot, this.chats, this.updates);
+    this.api = new BotApi(bot, this.chats, this.updates, this.files);
   }
 
   static async start(options: FakeTelegramOptions = {}): Promise<FakeTelegram> {
@@ -114,7 +119,41 @@ export class FakeTelegram {
   // ---- the user's side ----
 
   /** A user writes in a chat; mentions and commands get entities as a client would add them. */
-  say(chat: { id: number; type: ChatKind; isForum?: boolean }, from: FakeUser, text: string, opts: SayOptions = {}): Update {
+  say(chat: ChatTarget, from: FakeUser, text: string, opts: SayOptions = {}): Update {
+    return this.post(chat, from, text, opts);
+  }
+
+  /** A user sends a photo, with the caption as its text (Telegram keeps no name for photos). */
+  sendPhoto(chat: ChatTarget, from: FakeUser, data: Uint8Array, opts: MediaOptions = {}): Update {
+    return this.sendMedia(chat, from, "photo", data, opts);
+  }
+
+  /** A user sends a file as a document; its name and the MIME type (from the extension, unless given) are kept. */
+  sendDocument(chat: ChatTarget, from: FakeUser, data: Uint8Array, name: string, opts: MediaOptions = {}): Update {
+    return this.sendMedia(chat, from, "document", data, { ...opts, name });
+  }
+
+  /** A user records a voice note (OGG/Opus, no name). */
+  sendVoice(chat: ChatTarget, from: FakeUser, data: Uint8Array, opts: MediaOptions = {}): Update {
+    return this.sendMedia(chat, from, "voice", data, opts);
+  }
+
+  /** A user sends a music or audio file, which keeps its name. */
+  sendAudio(chat: ChatTarget, from: FakeUser, data: Uint8Array, name: string, opts: MediaOptions = {}): Update {
+    return this.sendMedia(chat, from, "audio", data, { ...opts, name });
+  }
+
+  private sendMedia(chat: ChatTarget, from: FakeUser, kind: MediaKind, data: Uint8Array, opts: MediaOptions & { name?: string }) {
+    const { caption, name, mime, duration, ...say } = opts;
+    const media = this.files.media(kind, data, {
+      ...(name !== undefined ? { name } : {}),
+      ...(mime !== undefined ? { mime } : {}),
+      ...(duration !== undefined ? { duration } : {}),
+    });
+    return this.post(chat, from, caption ?? "", say, media);
+  }
+
+  private post(chat: ChatTarget, from: FakeUser, text: string, opts: SayOptions, media?: MessageMedia): Update {
     const c = this.chats.ensure(chat.id, chat.type, {
       title: chat.type === "private" ? undefined : `Chat ${chat.id}`,
       ...(chat.isForum ? { isForum: true } : {}),
@@ -132,6 +171,7 @@ export class FakeTelegram {
         date: now,
         ...(opts.threadId !== undefined ? { threadId: opts.threadId } : {}),
         ...(opts.replyTo !== undefined ? { replyTo: opts.replyTo } : {}),
+        ...(media ? { media } : {}),
       },
       now,
     );
@@ -190,6 +230,16 @@ export class FakeTelegram {
       .map((c) => c.text as string);
   }
 
+  /** Files the bot posted in a chat (optionally one topic), oldest first, with their bytes as a user downloads them. */
+  botFiles(chatId: number, threadId?: number): BotPostedFile[] {
+    return this.botMessages(chatId, threadId).flatMap((m) => {
+      if (!m.media) return [];
+      const { file } = m.media;
+      const name = file.name ?? file.uploadedAs ?? file.file_path.slice(file.file_path.lastIndexOf("/") + 1);
+      return [{ kind: m.media.kind, name, data: file.data, message: m }];
+    });
+  }
+
   /** Bot messages in a chat (optionally one forum topic), oldest first. */
   botMessages(chatId: number, threadId?: number): ChatMessage[] {
     return (this.chats.get(chatId)?.messages ?? []).filter(
@@ -244,8 +294,16 @@ export class FakeTelegram {
   // ---- HTTP ----
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(new URL(req.url ?? "/", "http://x").pathname);
-    const params = await readParams(req);
+    const path = new URL(req.url ?? "/", "http://x").pathname;
+    if (req.method === "GET" && path.startsWith("/file/")) return this.serveFile(path, res);
+    const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(path);
+    let params: Record<string, unknown>;
+    try {
+      params = await readParams(req);
+    } catch (err) {
+      if (!(err instanceof UploadTooLarge)) throw err;
+      return reply(res, { ok: false, error_code: 413, description: "Request Entity Too Large" }, 413);
+    }
     if (!match) return reply(res, { ok: false, error_code: 404, description: "Not Found" }, 404);
     const [, token, method] = match as unknown as [string, string, string];
     if (token !== this.token) return reply(res, { ok: false, error_code: 401, description: "Unauthorized" }, 401);
@@ -273,6 +331,23 @@ export class FakeTelegram {
       const headers = e.parameters?.retry_after !== undefined ? { "retry-after": String(e.parameters.retry_after) } : undefined;
       reply(res, body, e.code, headers);
     }
+  }
+
+  /** `GET /file/bot<token>/<file_path>`: the bytes, with the token checked like any call. */
+  private serveFile(path: string, res: ServerResponse): void {
+    const match = /^\/file\/bot([^/]+)\/(.+)$/.exec(path);
+    const record = { path: match?.[2] ?? path, status: 200 };
+    this.fileDownloads.push(record);
+    const file = match ? this.files.atPath(decodeURIComponent(match[2] as string)) : undefined;
+    if (match?.[1] !== this.token) record.status = 401;
+    else if (!file) record.status = 404;
+    if (record.status !== 200 || !file) {
+      const description = record.status === 401 ? "Unauthorized" : "Not Found";
+      reply(res, { ok: false, error_code: record.status, description }, record.status);
+      return;
+    }
+    res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(file.data.byteLength) });
+    res.end(Buffer.from(file.data));
   }
 
   private dispatch(method: string, params: Record<string, unknown>, record: CallRecord): unknown {
@@ -337,6 +412,25 @@ export class FakeTelegram {
   }
 }
 
+export type ChatTarget = { id: number; type: ChatKind; isForum?: boolean };
+
+export interface MediaOptions extends SayOptions {
+  /** The text sent with the file. */
+  caption?: string;
+  /** MIME type, when the client states one (documents and audio); else from the name. */
+  mime?: string;
+  /** Seconds, for voice notes and audio. */
+  duration?: number;
+}
+
+/** A file the bot posted, as the chat shows it. */
+export interface BotPostedFile {
+  kind: MediaKind;
+  name: string;
+  data: Uint8Array;
+  message: ChatMessage;
+}
+
 export interface SayOptions {
   threadId?: number;
   replyTo?: number;
@@ -344,6 +438,7 @@ export interface SayOptions {
 }
 
 async function readParams(req: IncomingMessage): Promise<Record<string, unknown>> {
+  if (String(req.headers["content-type"]).startsWith("multipart/form-data")) return readMultipart(req);
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
   const text = Buffer.concat(chunks).toString("utf8");

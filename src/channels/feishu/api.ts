@@ -6,7 +6,7 @@ import type * as lark from "@larksuiteoapi/node-sdk";
 import type { ConversationRef } from "../types.js";
 import { ensureOk, mapFeishuError } from "./map-error.js";
 
-export type MsgType = "text" | "post" | "interactive";
+export type MsgType = "text" | "post" | "interactive" | "image" | "file";
 
 export interface BotInfo {
   openId: string;

@@ -3,6 +3,7 @@
  * handlers see the header fields (`event_id`, `tenant_key`, …) next to the event's own fields.
  */
 import type { ConversationRef, InboundMessage } from "../types.js";
+import { messageAttachments } from "./attachments.js";
 import { readButtonValue } from "./cards.js";
 
 export interface Mention {
@@ -53,12 +54,14 @@ export function conversationKey(channel: string, tenant: string | undefined, cha
   return rootId ? `${base}:${rootId}` : base;
 }
 
-/** Translates a message event; kinds Antler does not read (images, files…) get empty text. */
+/**
+ * Translates a message event. Images, files, voice notes and videos (and the images of a post)
+ * become attachments; a message without text (a lone image, a sticker) gets empty text.
+ */
 export function translateMessage(ctx: InboundContext, data: MessageEvent): InboundMessage | undefined {
   const m = data.message;
   if (!m?.message_id || !m.chat_id) return undefined;
   const mentions = m.mentions ?? [];
-  // Kinds Antler cannot read (images, files…) reach the core with empty text, so the user hears so.
   const raw = messageText(m.message_type, m.content) ?? "";
   const group = m.chat_type !== "p2p";
   const rootId = group ? m.root_id || m.message_id : undefined;
@@ -83,6 +86,8 @@ export function translateMessage(ctx: InboundContext, data: MessageEvent): Inbou
     mentioned: !group || mentionsBot || inBotTopic,
     sentAt: Number(m.create_time) || Date.now(),
   };
+  const attachments = messageAttachments(m.message_id, m.message_type, parseContent(m.content));
+  if (attachments.length) msg.attachments = attachments;
   if (data.sender?.sender_type === "app" || senderId === ctx.botOpenId) msg.fromBot = true;
   // The core knows the topic's conversation durably: a follow-up after a restart still counts.
   if (group && m.root_id) msg.inThread = true;
@@ -122,18 +127,23 @@ export function translateClick(channel: string, data: CardActionEvent): InboundM
 
 /** The readable text of a text or post message; undefined for other kinds. */
 export function messageText(type: string | undefined, content: string | undefined): string | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(content ?? "");
-  } catch {
-    return undefined;
-  }
+  const parsed = parseContent(content);
+  if (parsed === undefined) return undefined;
   if (type === "text") {
     const text = (parsed as { text?: unknown }).text;
     return typeof text === "string" ? text : undefined;
   }
   if (type === "post") return postText(parsed);
   return undefined;
+}
+
+/** `message.content` is JSON in a string; undefined when it does not parse. */
+function parseContent(content: string | undefined): unknown {
+  try {
+    return JSON.parse(content ?? "") as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 interface PostElement {

@@ -15,18 +15,21 @@ import type {
   ChannelCapabilities,
   ChannelContext,
   ConversationRef,
+  InboundAttachment,
   InboundMessage,
   InboundSink,
   MessageHandle,
   NativeStream,
   NativeStreamLimits,
   OutboundContent,
+  OutboundFile,
 } from "../types.js";
 import { mountWebhook } from "../webhook-route.js";
 import { FeishuApi } from "./api.js";
 import { CardKitStream, CardSequences } from "./cardkit.js";
 import { readButtonValue } from "./cards.js";
 import { FEISHU_RENAMES, FeishuChannelConfig } from "./config.js";
+import { downloadAttachment, MAX_UPLOAD_BYTES, postFile } from "./files.js";
 import { feishuEmitter } from "./format.js";
 import { type CardActionEvent, type MessageEvent, translateClick, translateMessage } from "./inbound.js";
 import { LongConnection } from "./long-connection.js";
@@ -52,6 +55,8 @@ export class FeishuChannel extends LifecycleChannel implements Channel {
   readonly capabilities: ChannelCapabilities;
   readonly streamLimits: NativeStreamLimits = { maxTextLength: MAX_CARD_TEXT, maxDurationMs: MAX_STREAM_MS };
   readonly access: AccessRules;
+  /** `/im/v1/files` takes at most 30 MB. */
+  readonly maxUploadBytes = MAX_UPLOAD_BYTES;
 
   private readonly config: FeishuChannelConfig;
   private readonly logger: Logger;
@@ -120,6 +125,18 @@ export class FeishuChannel extends LifecycleChannel implements Channel {
 
   async edit(handle: MessageHandle, content: OutboundContent): Promise<void> {
     await this.out().edit(handle, content);
+  }
+
+  /** Reads an attachment through the message-resource API, at most `maxBytes` of it. */
+  async download(_msg: InboundMessage, attachment: InboundAttachment, maxBytes: number): Promise<Uint8Array> {
+    return downloadAttachment(this.ensureApi(), this.name, attachment, maxBytes);
+  }
+
+  /** Uploads the file and posts it where replies go (in groups, inside the topic). */
+  async sendFile(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle> {
+    const handle = await postFile(this.ensureApi(), this.name, ref, file);
+    this.noteTopic(ref);
+    return handle;
   }
 
   /** Falls back (returns undefined) when the card cannot be created or sent; the core then uses send/edit. */

@@ -1,5 +1,5 @@
 /** The contract suite's view of the fake Feishu: a p2p chat with one user, over WS or webhook. */
-import type { ContractDriver, GroupDriver, GroupMember, VisibleMessage } from "../../contract/driver.js";
+import type { BotFile, ContractDriver, GroupDriver, GroupMember, UserFile, VisibleMessage } from "../../contract/driver.js";
 import { type Delivery, DM_CHAT, FakeFeishu, GROUP_CHAT } from "./index.js";
 import type { FakeMessage } from "./model.js";
 
@@ -78,6 +78,17 @@ export class FeishuDriver implements ContractDriver {
 
   botMessages(): VisibleMessage[] {
     return this.fake.botMessages(DM_CHAT).map(visible);
+  }
+
+  /** The user sends a photo (with its caption), a document or a voice note in the p2p chat. */
+  async userSendsFile(file: UserFile): Promise<void> {
+    const d = await this.fake.userSendsFile({ ...file, chatId: DM_CHAT });
+    this.lastCode = d.ack?.code ?? d.webhook?.status;
+  }
+
+  /** Image and file messages the bot posted in the p2p chat, with their stored bytes. */
+  botFiles(): BotFile[] {
+    return this.fake.botFiles(DM_CHAT).map(({ file, name }) => ({ name, data: new Uint8Array(file.data), kind: file.kind }));
   }
 
   /** A topic the asker opens with an @mention; follow-ups in it need none. Toasts reach only the clicker. */

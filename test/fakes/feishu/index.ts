@@ -10,31 +10,39 @@ import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { closeServer } from "../../../src/server/http.js";
+import { composeFile, type FakeMention, type UserFileMessage } from "./compose-file.js";
+import { imageFormat, resourceKeys } from "./files.js";
 import type { FakeMessage } from "./model.js";
 import { handleOpenApi } from "./openapi.js";
-import { type Fault, type FaultOp, FeishuWorld, type WorldOptions } from "./state.js";
+import { type FakeFile, type Fault, type FaultOp, FeishuWorld, type WorldOptions } from "./state.js";
 import { sendWebhook, type WebhookResult, type WebhookSendOptions } from "./webhook-sender.js";
 import { FakeWsServer, type WsAck } from "./ws-server.js";
 
+export type { UserFileMessage } from "./compose-file.js";
 export type { FakeMessage } from "./model.js";
+export type { FakeFile } from "./state.js";
 export { encryptPayload, signature } from "./webhook-sender.js";
 
-export interface UserMessage {
-  text: string;
+/** Where a user's message goes and who sends it. */
+export interface Sender {
   chatId?: string;
   chatType?: "p2p" | "group";
-  /** Prefix the text with an @mention of the bot. */
-  mentionBot?: boolean;
-  /** Other people mentioned after the bot. */
-  mentions?: Array<{ name: string; openId: string }>;
   /** Post inside this topic. */
   rootId?: string;
   /** Sender open_id. */
   userId?: string;
-  messageType?: "text" | "post";
   senderType?: "user" | "app";
   /** When the message was sent (ms); now by default. An old one is what a replay looks like. */
   createdAt?: number;
+}
+
+export interface UserMessage extends Sender {
+  text: string;
+  /** Prefix the text with an @mention of the bot. */
+  mentionBot?: boolean;
+  /** Other people mentioned after the bot. */
+  mentions?: Array<{ name: string; openId: string }>;
+  messageType?: "text" | "post";
 }
 
 export interface Delivery {
@@ -116,10 +124,43 @@ export class FakeFeishu {
 
   /** A user writes in a chat. The message is stored (so the bot can reply to it) and its event delivered. */
   async userSays(input: UserMessage, send: WebhookSendOptions = {}): Promise<Delivery> {
+    const { content, mentions, text } = this.compose(input);
+    return this.emit(input, input.messageType ?? "text", content, mentions, text, send);
+  }
+
+  /**
+   * A user sends a file: a photo (an `image` message, or a `post` holding the image when it has
+   * a caption or mentions the bot, as Feishu's client sends it), a document (`file`) or a voice
+   * note (`audio`). The bytes are stored so the bot can download them through the resource API.
+   */
+  async userSendsFile(input: UserFileMessage, send: WebhookSendOptions = {}): Promise<Delivery> {
+    const message = composeFile(this.world, input, this.mentionsFor(input));
+    return this.emit(input, message.msgType, message.content, message.mentions, message.text, send);
+  }
+
+  /** Files the bot posted (image and file messages), oldest first, as a user downloads them. */
+  botFiles(chatId?: string, rootId?: string): Array<{ message: FakeMessage; file: FakeFile; name: string }> {
+    return this.botMessages(chatId, rootId).flatMap((message) => {
+      if (message.msgType !== "image" && message.msgType !== "file") return [];
+      const file = resourceKeys(message)
+        .map((k) => this.world.files.get(k))
+        .find((f) => f !== undefined);
+      return file ? [{ message, file, name: file.name ?? `image.${(imageFormat(file.data) ?? "/bin").split("/")[1]}` }] : [];
+    });
+  }
+
+  /** Stores a user's message and delivers its `im.message.receive_v1` event. */
+  private async emit(
+    input: Sender,
+    msgType: string,
+    content: string,
+    mentions: unknown[],
+    text: string,
+    send: WebhookSendOptions,
+  ): Promise<Delivery> {
     const chatId = input.chatId ?? (input.chatType === "group" ? GROUP_CHAT : DM_CHAT);
     const chatType = this.chats.get(chatId) ?? input.chatType ?? "p2p";
     this.chats.set(chatId, chatType);
-    const { content, mentions, text } = this.compose(input);
     const now = input.createdAt ?? Date.now();
     const record: FakeMessage = {
       id: this.world.id("om_"),
@@ -128,7 +169,7 @@ export class FakeFeishu {
       inThread: !!input.rootId,
       from: "user",
       senderOpenId: input.userId ?? USER,
-      msgType: input.messageType ?? "text",
+      msgType,
       content,
       text,
       buttons: [],
@@ -248,17 +289,23 @@ export class FakeFeishu {
     return `ws://127.0.0.1:${this.port}/ws?x=1&device_id=dev_1&service_id=7&ticket=${this.ws.issueTicket()}`;
   }
 
-  private compose(input: UserMessage): { content: string; mentions: unknown[]; text: string } {
+  /** The `mentions` of a message that mentions the bot and/or `mentions`, keyed `@_user_N`. */
+  private mentionsFor(input: Pick<UserMessage, "mentionBot" | "mentions">): FakeMention[] {
     const people = [
       ...(input.mentionBot ? [{ name: this.options.botName, openId: this.options.botOpenId }] : []),
       ...(input.mentions ?? []),
     ];
-    const mentions = people.map((p, i) => ({
+    return people.map((p, i) => ({
       key: `@_user_${i + 1}`,
       id: { open_id: p.openId, union_id: `on_${p.openId.slice(3)}`, user_id: "" },
       name: p.name,
       tenant_key: this.options.tenantKey,
     }));
+  }
+
+  private compose(input: UserMessage): { content: string; mentions: unknown[]; text: string } {
+    const mentions = this.mentionsFor(input);
+    const people = mentions.map((m) => ({ name: m.name }));
     const prefix = mentions.map((m) => `${m.key} `).join("");
     const text = `${people.map((p) => `@${p.name} `).join("")}${input.text}`;
     if (input.messageType === "post") {

@@ -6,6 +6,8 @@ export interface Reply {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  /** A binary answer (a file download) instead of the JSON `body`; `chunked` leaves out Content-Length. */
+  raw?: { data: Buffer; contentType: string; chunked?: boolean };
 }
 
 export function ok(extra: Record<string, unknown> = {}, wrapData = true): Reply {
@@ -41,6 +43,13 @@ function view(world: FeishuWorld, msgType: unknown, content: unknown): View | Re
     const text = messageText(msgType, content);
     if (!text.trim()) return fail(230001, "text must not be empty");
     return { text, buttons: [] };
+  }
+  if (msgType === "image" || msgType === "file") {
+    // Only keys uploaded to this app; the message shows the image or the file's card, no text.
+    const key = msgType === "image" ? parsed.image_key : parsed.file_key;
+    const file = typeof key === "string" ? world.files.get(key) : undefined;
+    if (!file || file.kind !== msgType) return fail(230001, `invalid ${msgType}_key ${String(key)}`);
+    return { text: "", buttons: [] };
   }
   if (msgType !== "interactive") return fail(230001, `unsupported msg_type ${String(msgType)}`);
   if (parsed.type === "card") {

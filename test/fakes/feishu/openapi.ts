@@ -6,6 +6,8 @@
  * 10 operations/s on a card or 5 PATCHes/s on a message (429 + 99991400).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { getResource, uploadFile, uploadImage } from "./files.js";
+import { boundaryOf, type Part, parseMultipart } from "./multipart.js";
 import { applyCardOp, applyMessageOp, ok, type Reply } from "./openapi-ops.js";
 import type { FaultOp, FeishuWorld } from "./state.js";
 
@@ -32,6 +34,9 @@ const ROUTES: Route[] = [
     auth: true,
   },
   { method: "POST", pattern: /^\/open-apis\/cardkit\/v1\/cards$/, op: "card_create", auth: true },
+  { method: "POST", pattern: /^\/open-apis\/im\/v1\/images$/, op: "image_upload", auth: true },
+  { method: "POST", pattern: /^\/open-apis\/im\/v1\/files$/, op: "file_upload", auth: true },
+  { method: "GET", pattern: /^\/open-apis\/im\/v1\/messages\/([^/]+)\/resources\/([^/]+)$/, op: "resource", auth: true },
   {
     method: "PUT",
     pattern: /^\/open-apis\/cardkit\/v1\/cards\/([^/]+)\/elements\/([^/]+)\/content$/,
@@ -50,12 +55,17 @@ export interface OpenApiEnv {
 
 export async function handleOpenApi(env: OpenApiEnv, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? "/", "http://fake");
-  const body = await readJson(req);
+  const raw = await readBody(req);
+  const boundary = boundaryOf(req.headers["content-type"]);
+  const parts = boundary ? parseMultipart(raw, boundary) : undefined;
+  const body = boundary ? formFields(parts) : parseJson(raw);
   const route = ROUTES.find((r) => r.method === req.method && r.pattern.test(url.pathname));
   const { world } = env;
   let reply: Reply;
   if (!route) {
     reply = { status: 404, body: { code: 404, msg: `no such API: ${req.method} ${url.pathname}` } };
+  } else if (route.auth && !req.headers.authorization) {
+    reply = { status: 400, body: { code: 99991661, msg: "Missing access token for authorization" } };
   } else if (route.auth && !world.validToken(req.headers.authorization)) {
     reply = { status: 400, body: { code: 99991663, msg: "Invalid access token for authorization" } };
   } else {
@@ -65,7 +75,7 @@ export async function handleOpenApi(env: OpenApiEnv, req: IncomingMessage, res: 
       reply = { status: fault.status, body: { code: fault.code, msg: fault.msg ?? "injected fault" }, headers };
     } else {
       const params = (route.pattern.exec(url.pathname) ?? []).slice(1);
-      reply = dispatch(env, route.op, params, url, body);
+      reply = dispatch(env, route.op, params, url, body, parts);
     }
   }
   world.calls.push({
@@ -76,14 +86,33 @@ export async function handleOpenApi(env: OpenApiEnv, req: IncomingMessage, res: 
     path: url.pathname,
     body,
   });
+  if (reply.raw) {
+    const length = reply.raw.chunked ? {} : { "content-length": String(reply.raw.data.length) };
+    res.writeHead(reply.status, { "content-type": reply.raw.contentType, ...length });
+    res.end(reply.raw.data);
+    return;
+  }
   res.writeHead(reply.status, { "content-type": "application/json; charset=utf-8", ...(reply.headers ?? {}) });
   res.end(JSON.stringify(reply.body));
 }
 
-function dispatch(env: OpenApiEnv, op: Route["op"], params: string[], url: URL, body: Record<string, unknown>): Reply {
+function dispatch(
+  env: OpenApiEnv,
+  op: Route["op"],
+  params: string[],
+  url: URL,
+  body: Record<string, unknown>,
+  parts: Part[] | undefined,
+): Reply {
   const { world } = env;
   const o = world.options;
   switch (op) {
+    case "image_upload":
+      return uploadImage(world, parts);
+    case "file_upload":
+      return uploadFile(world, parts);
+    case "resource":
+      return getResource(world, params[0] ?? "", params[1] ?? "", url.searchParams.get("type"));
     case "token":
       if (body.app_id !== o.appId || body.app_secret !== o.appSecret) {
         return { status: 200, body: { code: 10014, msg: "app secret invalid" } };
@@ -113,10 +142,22 @@ function dispatch(env: OpenApiEnv, op: Route["op"], params: string[], url: URL, 
   }
 }
 
-async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
+}
+
+/** The text fields of a form (files stay in the parts), for the call log and faults. */
+function formFields(parts: Part[] | undefined): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  for (const p of parts ?? [])
+    fields[p.name] = p.filename !== undefined || p.data.length > 1024 ? `<${p.data.length} bytes>` : p.data.toString("utf8");
+  return fields;
+}
+
+function parseJson(raw: Buffer): Record<string, unknown> {
+  const text = raw.toString("utf8");
   if (!text) return {};
   try {
     const value: unknown = JSON.parse(text);

@@ -17,7 +17,10 @@ export type FaultOp =
   | "card_content"
   | "card_settings"
   | "card_update"
-  | "reaction";
+  | "reaction"
+  | "image_upload"
+  | "file_upload"
+  | "resource";
 
 export interface Fault {
   /** HTTP status; 200 with a non-zero code is a business error. */
@@ -57,13 +60,36 @@ export const LIMITS = {
   textEdits: 20,
   cardBytes: 30 * 1024,
   elementChars: 100_000,
+  /** `POST /im/v1/images`. */
+  imageBytes: 10 * 1024 * 1024,
+  /** `POST /im/v1/files`. */
+  fileBytes: 30 * 1024 * 1024,
+  /** `GET /im/v1/messages/:id/resources/:key`. */
+  resourceBytes: 100 * 1024 * 1024,
 } as const;
+
+/** An uploaded image or file, by its key; users' files are stored the same way when they send them. */
+export interface FakeFile {
+  key: string;
+  kind: "image" | "file";
+  data: Buffer;
+  /** `file_name` of an uploaded file; images have none. */
+  name?: string;
+  /** `file_type` of an uploaded file. */
+  fileType?: string;
+  /** What the resource API answers as Content-Type (users' files); else read from the bytes. */
+  mime?: string;
+  by: "user" | "bot";
+}
 
 export class FeishuWorld {
   readonly messages: FakeMessage[] = [];
   readonly cards = new Map<string, FakeCard>();
   readonly calls: ApiCall[] = [];
   readonly tokens = new Map<string, number>();
+  readonly files = new Map<string, FakeFile>();
+  /** Serve resource downloads without Content-Length (chunked), as a proxy might. */
+  chunkedDownloads = false;
   private readonly faults: Array<{ op: FaultOp; fault: Fault; remaining: number }> = [];
   private readonly windows = new Map<string, number[]>();
   private counter = 0;

@@ -8,8 +8,10 @@ import { ChannelError, errorMessage, PlatformAuthError, PlatformNotFoundError, P
 const RATE_LIMIT_CODES = new Set([99991400, 230020, 11232, 11233]);
 /** Codes that mean the app's credentials or token are bad; a restart will not help. */
 const AUTH_CODES = new Set([10003, 10014, 99991661, 99991663, 99991664, 99991665, 99991668, 99991672]);
-/** The message is gone (recalled or deleted). */
+/** The message is gone (recalled or deleted), or holds no such file. */
 const NOT_FOUND_CODES = new Set([230011, 231003, 234003]);
+/** A file the platform will not take or hand out: too large (234006, 234037), empty (234010), not an image it reads (234011). */
+const FILE_REFUSED_CODES = new Set([234006, 234010, 234011, 234037]);
 
 /** Business error from a 2xx body with `code != 0`. */
 export class FeishuApiError extends Error {
@@ -55,6 +57,8 @@ export function mapFeishuError(channel: string, err: unknown, what: string): Err
   if (status === 404 || (code !== undefined && NOT_FOUND_CODES.has(code))) {
     return new PlatformNotFoundError(channel, text, { cause: err });
   }
+  if (code !== undefined && FILE_REFUSED_CODES.has(code))
+    return new ChannelError(channel, "content_rejected", text, { cause: err });
   const kind = status >= 500 ? "platform_unavailable" : "platform_error";
   return new ChannelError(channel, kind, text, { cause: err });
 }

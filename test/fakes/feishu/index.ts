@@ -2,8 +2,8 @@
  * A fake Feishu / Lark Open Platform on 127.0.0.1, for the real `@larksuiteoapi/node-sdk`
  * (`domain` points here). It serves the HTTP API (see openapi.ts), the long connection's
  * endpoint and WebSocket (pbbp2 frames, see ws-server.ts), and posts signed, encrypted webhooks.
- * Tests act as users through `userSays` and `click`, inject faults with `failNext`, and read
- * what users see through `botMessages`.
+ * Tests act as users through `userSays`, `userSendsFile` and `click`, inject faults with
+ * `failNext`, and read what users see through `botMessages` and `botFiles`.
  */
 
 import { randomBytes } from "node:crypto";

@@ -1,9 +1,10 @@
 /**
  * The fake's Open Platform HTTP API: tokens, bot info, im messages (send, reply, PATCH card,
- * PUT text, reactions), CardKit (create, element content, settings, full update) and the long
- * connection's endpoint. It refuses what Feishu refuses: bad tokens, malformed cards, PATCH on
- * unshared cards, non-increasing sequences (300317), streaming into a closed card, more than
- * 10 operations/s on a card or 5 PATCHes/s on a message (429 + 99991400).
+ * PUT text, reactions), image and file uploads and message resources (files.ts), CardKit
+ * (create, element content, settings, full update) and the long connection's endpoint. It
+ * refuses what Feishu refuses: missing or bad tokens, malformed cards, PATCH on unshared cards,
+ * non-increasing sequences (300317), streaming into a closed card, more than 10 operations/s
+ * on a card or 5 PATCHes/s on a message (429 + 99991400), files over the upload limits.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { getResource, uploadFile, uploadImage } from "./files.js";
@@ -82,7 +83,7 @@ export async function handleOpenApi(env: OpenApiEnv, req: IncomingMessage, res: 
     op: route?.op ?? "unknown",
     at: Date.now(),
     status: reply.status,
-    code: Number((reply.body as { code?: number }).code ?? 0),
+    code: Number((reply.body as { code?: number } | undefined)?.code ?? 0),
     path: url.pathname,
     body,
   });

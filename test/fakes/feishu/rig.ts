@@ -24,6 +24,8 @@ export interface Rig {
 export interface RigOptions {
   mode?: "websocket" | "webhook";
   fake?: Partial<WorldOptions>;
+  /** Run against this fake (e.g. a contract driver's) instead of starting one. */
+  useFake?: FakeFeishu;
   config?: Record<string, unknown>;
   /** Do not start the channel. */
   noStart?: boolean;
@@ -40,7 +42,7 @@ export function rigLogger(): Logger {
 }
 
 export async function startRig(options: RigOptions = {}): Promise<Rig> {
-  const fake = await new FakeFeishu(options.fake).start();
+  const fake = options.useFake ?? (await new FakeFeishu(options.fake).start());
   const logger = options.logger ?? rigLogger();
   const http = new HttpServer({ host: "127.0.0.1", port: 0, logger });
   const addr = await http.listen();

@@ -19,12 +19,24 @@ export interface Rig {
   close(): Promise<void>;
 }
 
-export async function startRig(config: Record<string, unknown> = {}, options: FakeTelegramOptions & { start?: boolean } = {}) {
-  const fake = await FakeTelegram.start(options);
+/** Channel config keys, or a function of the rig's address (for a webhook URL). */
+export type RigConfig = Record<string, unknown> | ((env: { gatewayUrl: string }) => Record<string, unknown>);
+
+export interface RigOptions extends FakeTelegramOptions {
+  /** false: build the channel without starting it. */
+  start?: boolean;
+  /** Run against this fake (e.g. a contract driver's) instead of starting one. */
+  fake?: FakeTelegram;
+}
+
+export async function startRig(config: RigConfig = {}, options: RigOptions = {}) {
+  const fake = options.fake ?? (await FakeTelegram.start(options));
   const http = new HttpServer({ host: "127.0.0.1", port: 0, logger: silentLogger() });
   const addr = await http.listen();
   const baseUrl = `http://127.0.0.1:${addr.port}`;
-  const parsed = TelegramChannelConfig.parse({ bot_token: fake.token, api_base: fake.apiRoot, ...config });
+  // `enabled` is the core's key, read before the channel's schema.
+  const { enabled: _, ...keys } = typeof config === "function" ? config({ gatewayUrl: baseUrl }) : config;
+  const parsed = TelegramChannelConfig.parse({ bot_token: fake.token, api_base: fake.apiRoot, ...keys });
   const channel = new TelegramChannel({
     name: "telegram",
     config: parsed,

@@ -3,6 +3,7 @@
  * mention stripping, what is ignored) is readable in one place; see README.md for the table.
  */
 import type { ConversationRef, InboundMessage } from "../types.js";
+import { attachmentsOf, type SlackFile } from "./files.js";
 
 /** The parts of an Events API `event` the adapter reads. */
 export interface SlackEvent {
@@ -16,6 +17,8 @@ export interface SlackEvent {
   channel?: string;
   channel_type?: string;
   team?: string;
+  /** Files shared with the message (`file_share` messages, and mentions that carry a file). */
+  files?: SlackFile[];
 }
 
 /** An Events API envelope (HTTP body, or Socket Mode payload). */
@@ -49,8 +52,12 @@ export interface InboundContext {
 /** Prefix of every `action_id` the adapter puts on a button. */
 export const ACTION_PREFIX = "antler:";
 
-/** Message subtypes that are still a person writing; every other subtype (edits, joins, bots) is ignored. */
-const USER_SUBTYPES = new Set([undefined, "file_share", "thread_broadcast"]);
+/**
+ * Message subtypes that are still a person writing; every other subtype (edits, joins, bots) is
+ * ignored. `file_share` is a message with files (its text is the caption); `slack_audio` is
+ * accepted too, for voice clips reported under their own subtype.
+ */
+const USER_SUBTYPES = new Set([undefined, "file_share", "thread_broadcast", "slack_audio"]);
 
 export function conversationKey(name: string, team: string, channel: string, thread?: string): string {
   return thread ? `${name}:${team}:${channel}:${thread}` : `${name}:${team}:${channel}`;
@@ -95,6 +102,7 @@ function userMessage(
   ctx: InboundContext,
   mentioned: boolean,
 ): InboundMessage {
+  const attachments = attachmentsOf(event.files);
   return {
     channel: ctx.name,
     eventId,
@@ -102,6 +110,7 @@ function userMessage(
     user: { id: event.user },
     text: stripMention(event.text ?? "", ctx.botUserId),
     mentioned,
+    ...(attachments.length > 0 ? { attachments } : {}),
     sentAt: sentAt(event.ts),
   };
 }

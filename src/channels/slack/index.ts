@@ -13,15 +13,18 @@ import type {
   ChannelCapabilities,
   ChannelContext,
   ConversationRef,
+  InboundAttachment,
   InboundMessage,
   InboundSink,
   MessageHandle,
   NativeStream,
   NativeStreamLimits,
   OutboundContent,
+  OutboundFile,
 } from "../types.js";
 import { MAX_BUTTONS, questionBlocks } from "./blocks.js";
 import { SLACK_RENAMES, SlackChannelConfig } from "./config.js";
+import { SLACK_MAX_UPLOAD_BYTES, SlackFiles } from "./files.js";
 import { slackEmitter, toMrkdwn } from "./format.js";
 import { SlackHttpReceiver } from "./http-receiver.js";
 import {
@@ -72,11 +75,14 @@ export class SlackChannel extends LifecycleChannel implements Channel {
   readonly access: AccessRules;
   /** Slack streams expire after about 5 minutes; the core rotates to a new message before that. */
   readonly streamLimits: NativeStreamLimits = { maxTextLength: 12_000, maxDurationMs: 270_000 };
+  /** Slack's limit for one file (see files.ts). */
+  readonly maxUploadBytes = SLACK_MAX_UPLOAD_BYTES;
 
   private readonly config: SlackChannelConfig;
   private readonly logger: Logger;
   private readonly web: WebClient;
   private readonly threads = new ThreadMemory();
+  private readonly files: SlackFiles;
   private app: App | undefined;
   private bot: BotIdentity | undefined;
 
@@ -107,6 +113,13 @@ export class SlackChannel extends LifecycleChannel implements Channel {
       logger: slackSdkLogger(this.logger),
       retryConfig: { retries: 0 },
       rejectRateLimitedCalls: true,
+    });
+    this.files = new SlackFiles({
+      channel: this.name,
+      web: this.web,
+      botToken: this.config.bot_token ?? "",
+      apiBase: this.config.api_base,
+      call: (method, run) => this.call(method, run),
     });
   }
 
@@ -168,6 +181,22 @@ export class SlackChannel extends LifecycleChannel implements Channel {
     await this.call("chat.update", () =>
       this.web.chat.update({ channel: handle.ref.chatId, ts: handle.id, text, ...(blocks ? { blocks } : {}) }),
     );
+  }
+
+  /** `GET url_private_download` with the bot token, at most `maxBytes` (files.ts). */
+  async download(_msg: InboundMessage, attachment: InboundAttachment, maxBytes: number): Promise<Uint8Array> {
+    try {
+      return await this.files.download(attachment, maxBytes);
+    } catch (err) {
+      throw this.noteError(mapSlackError(this.name, err, "file download"));
+    }
+  }
+
+  /** File upload v2, shared into the thread replies go to. The handle's id is the Slack file id. */
+  async sendFile(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle> {
+    const handle = await this.files.upload(ref, file);
+    if (ref.threadId && ref.chatType === "group") this.threads.remember(ref.chatId, ref.threadId);
+    return handle;
   }
 
   /** `chat.postEphemeral`: only `userId` sees it, in the thread, until they reload. False when Slack refuses. */

@@ -14,7 +14,17 @@ const AUTH_CODES = new Set([
   "not_allowed_token_type",
 ]);
 
-const NOT_FOUND_CODES = new Set(["message_not_found", "channel_not_found", "thread_not_found", "user_not_found"]);
+const NOT_FOUND_CODES = new Set([
+  "message_not_found",
+  "channel_not_found",
+  "thread_not_found",
+  "user_not_found",
+  "file_not_found",
+  "file_deleted",
+]);
+
+/** Slack refusing a file for its size (files.getUploadURLExternal, or the upload URL's HTTP 413). */
+const FILE_SIZE_CODES = new Set(["file_upload_size_restricted"]);
 
 interface SlackLikeError {
   code?: unknown;
@@ -56,7 +66,16 @@ export function mapSlackError(channel: string, err: unknown, method?: string): A
       });
     }
     if (NOT_FOUND_CODES.has(code)) return new PlatformNotFoundError(channel, `${where}${code}`, { cause: err });
+    if (FILE_SIZE_CODES.has(code))
+      return new ChannelError(channel, "content_rejected", `${where}Slack refused the file as too large (${code})`, {
+        cause: err,
+      });
     return new ChannelError(channel, "platform_error", `${where}Slack error ${code}`, { cause: err });
+  }
+  if (e.code === "slack_webapi_http_error" && e.statusCode === 413) {
+    return new ChannelError(channel, "content_rejected", `${where}Slack refused the file as too large (HTTP 413)`, {
+      cause: err,
+    });
   }
   if (e.code === "slack_webapi_http_error") {
     return new ChannelError(channel, "platform_unavailable", `${where}Slack answered HTTP ${String(e.statusCode)}`, {
@@ -69,4 +88,35 @@ export function mapSlackError(channel: string, err: unknown, method?: string): A
   }
   const message = err instanceof Error ? err.message : String(err);
   return new ChannelError(channel, "platform_error", `${where}${message}`, { cause: err });
+}
+
+/**
+ * Why a file download (`GET url_private_download`) failed, or undefined when it did not. Slack
+ * answers a request it will not serve with its HTML sign-in page and status 200, so an HTML
+ * answer for a file that is not HTML counts as a refusal of the token.
+ */
+export function slackDownloadError(
+  channel: string,
+  status: number,
+  contentType: string | null,
+  expectedMime: string | undefined,
+): ChannelError | undefined {
+  const where = "downloading a Slack file";
+  if (status === 404 || status === 410) return new PlatformNotFoundError(channel, `${where}: HTTP ${status}`);
+  if (status === 401 || status === 403)
+    return new PlatformAuthError(
+      channel,
+      `${where}: HTTP ${status}: check channels.${channel}.bot_token and the files:read scope`,
+    );
+  if (status >= 500) return new ChannelError(channel, "platform_unavailable", `${where}: Slack answered HTTP ${status}`);
+  if (status < 200 || status >= 300) return new ChannelError(channel, "platform_error", `${where}: HTTP ${status}`);
+  const html = (contentType ?? "").toLowerCase().startsWith("text/html");
+  if (html && !(expectedMime ?? "").toLowerCase().startsWith("text/html")) {
+    return new ChannelError(
+      channel,
+      "forbidden",
+      `${where}: Slack answered its sign-in page instead of the file; the bot token needs the files:read scope`,
+    );
+  }
+  return undefined;
 }

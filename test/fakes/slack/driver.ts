@@ -3,7 +3,7 @@
  * streamed by chat.update) or a channel thread opened by a mention (later messages are
  * follow-ups in that thread without a mention; replies stream natively).
  */
-import type { ContractDriver, GroupDriver, GroupMember, VisibleMessage } from "../../contract/driver.js";
+import type { BotFile, ContractDriver, GroupDriver, GroupMember, UserFile, VisibleMessage } from "../../contract/driver.js";
 import { FakeSlack } from "./index.js";
 import { slackConfigFor } from "./rig.js";
 
@@ -57,6 +57,32 @@ export class SlackDriver implements ContractDriver {
     else this.threadTs = await this.fake.mention(text);
     // A channel mention comes as app_mention plus a message twin: refused if either was.
     this.lastOk = this.fake.deliveries.slice(before).every((d) => d.ok);
+  }
+
+  /**
+   * Shares a file where `userSays` writes: in the DM, as a follow-up in the test thread, or (for
+   * the first message of a thread conversation) with a mention that opens the thread. A voice
+   * note is a Slack voice clip (file subtype `slack_audio`).
+   */
+  async userSendsFile(file: UserFile): Promise<void> {
+    const before = this.fake.deliveries.length;
+    const upload = { name: file.name, mime: file.mime, data: file.data, voice: file.kind === "audio" };
+    const caption = file.caption ?? "";
+    if (this.options.conversation === "dm") await this.fake.shareFile(upload, { channel: this.chatId, caption });
+    else if (this.threadTs) await this.fake.shareFile(upload, { channel: this.chatId, caption, threadTs: this.threadTs });
+    else this.threadTs = await this.fake.shareFile(upload, { channel: this.chatId, caption, mention: true });
+    this.lastOk = this.fake.deliveries.slice(before).every((d) => d.ok);
+  }
+
+  /** Files the bot shared in the test conversation; Slack shows images (by type) inline. */
+  botFiles(): BotFile[] {
+    const thread = this.options.conversation === "thread" ? this.threadTs : undefined;
+    if (this.options.conversation === "thread" && !thread) return [];
+    return this.fake.botFiles(this.chatId, thread).map((f) => ({
+      name: f.name,
+      data: f.data,
+      kind: f.mimetype.startsWith("image/") ? "image" : "file",
+    }));
   }
 
   async lastDelivery(): Promise<"acked" | "refused"> {

@@ -1,15 +1,18 @@
 /**
- * A fake Slack for tests, on 127.0.0.1: the Web API (see web-api.ts), Socket Mode or signed
- * Events API delivery (see transport.ts), and a user-side API — mention the bot, write in a
- * thread, DM it, click a button — plus what each conversation shows.
+ * A fake Slack for tests, on 127.0.0.1: the Web API (see web-api.ts), files (files.ts), Socket
+ * Mode or signed Events API delivery (see transport.ts), and a user-side API — mention the bot,
+ * write in a thread, DM it, share a file, click a button — plus what each conversation shows.
  */
 
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { closeServer } from "../../../src/server/http.js";
+import { type FakeFile, FakeFiles } from "./files.js";
 import { type DeliveryResult, type EnvelopeType, FakeSocketServer, postSigned, type SignedPostOptions } from "./transport.js";
 import { buttonLabels, type FakeMessage, FakeWebApi, type Json, visibleText } from "./web-api.js";
 
+export type { FakeFile } from "./files.js";
+export { SLACK_FILE_MAX_BYTES } from "./files.js";
 export { slackSignature } from "./transport.js";
 export type { FakeMessage } from "./web-api.js";
 export { buttonLabels, mrkdwnToPlain, visibleText } from "./web-api.js";
@@ -36,6 +39,23 @@ export interface VisibleBotMessage {
   streaming: boolean;
 }
 
+/** A file a user shares: a photo, a document, or a voice clip recorded in Slack (`voice`). */
+export interface UserUpload {
+  name: string;
+  mime: string;
+  data: Uint8Array;
+  voice?: boolean;
+}
+
+/** A file the bot shared, as a member of the conversation downloads it. */
+export interface VisibleBotFile {
+  id: string;
+  name: string;
+  mimetype: string;
+  data: Uint8Array;
+  threadId?: string;
+}
+
 interface Delivered {
   type: EnvelopeType;
   payload: Json;
@@ -44,6 +64,7 @@ interface Delivered {
 
 export class FakeSlack {
   readonly api: FakeWebApi;
+  readonly files: FakeFiles;
   readonly socket = new FakeSocketServer();
   readonly botToken: string;
   readonly appToken: string;
@@ -75,11 +96,20 @@ export class FakeSlack {
       botId: this.botId,
       ...(options.streamExpiryMs !== undefined ? { streamExpiryMs: options.streamExpiryMs } : {}),
     });
+    this.files = new FakeFiles({
+      teamId: this.teamId,
+      botUserId: this.botUserId,
+      botToken: this.botToken,
+      baseUrl: () => `http://127.0.0.1:${this.port}`,
+    });
+    this.api.register(this.files.handlers());
     this.api.socketUrl = () => `ws://127.0.0.1:${this.port}/link/?ticket=${this.socket.connections + 1}`;
     this.server = createServer((req, res) => {
       const url = new URL(req.url ?? "/", "http://x");
       const m = /^\/api\/([\w.]+)$/.exec(url.pathname);
       if (req.method === "POST" && m?.[1]) void this.api.handle(req, res, m[1]);
+      else if (url.pathname.startsWith("/files-pri/")) this.files.serveFile(req, res, url.pathname);
+      else if (url.pathname.startsWith("/upload/v1/")) void this.files.receiveUpload(req, res, url.pathname);
       else res.writeHead(404).end();
     });
     this.server.on("upgrade", (req, sock, head) => {
@@ -151,6 +181,59 @@ export class FakeSlack {
       event_ts: m.ts,
     });
     return m.ts;
+  }
+
+  /**
+   * A user shares a file, with `caption` as the message text: a `file_share` message event whose
+   * `files` Slack fills. With `mention` (channels only) the caption mentions the bot and an
+   * `app_mention` carrying the same files comes first, as Slack sends it. Returns the message ts.
+   */
+  async shareFile(
+    upload: UserUpload,
+    o: { channel?: string; user?: string; threadTs?: string; caption?: string; mention?: boolean } = {},
+  ): Promise<string> {
+    const channel = o.channel ?? "C0001";
+    const user = o.user ?? "U0001";
+    const direct = channel.startsWith("D");
+    const caption = o.caption ?? "";
+    const text = o.mention && !direct ? `<@${this.botUserId}> ${caption}`.trimEnd() : caption;
+    const file = this.files.addUserFile(upload, user, channel);
+    const m = this.api.addUserMessage(channel, user, text, o.threadTs);
+    if (o.threadTs) file.threadTs = o.threadTs;
+    const base = {
+      text,
+      files: [this.files.describe(file)],
+      upload: true,
+      user,
+      ts: m.ts,
+      channel,
+      team: this.teamId,
+      event_ts: m.ts,
+      ...(o.threadTs ? { thread_ts: o.threadTs, parent_user_id: user } : {}),
+    };
+    const message = { type: "message", subtype: "file_share", channel_type: direct ? "im" : "channel", ...base };
+    if (!o.mention || direct) {
+      await this.deliverEvent(message);
+      return m.ts;
+    }
+    await this.deliverEvent({ type: "app_mention", ...base });
+    if (this.options.companionMessages !== false) {
+      const saved = this.last;
+      await this.deliverEvent(message);
+      this.last = saved;
+    }
+    return m.ts;
+  }
+
+  /** Files the bot shared in a channel (optionally one thread), oldest first, with their bytes. */
+  botFiles(channel?: string, threadTs?: string): VisibleBotFile[] {
+    return this.files.sharedByBot(channel, threadTs).map((f: FakeFile) => ({
+      id: f.id,
+      name: f.name,
+      mimetype: f.mimetype,
+      data: f.data,
+      ...(f.threadTs ? { threadId: f.threadTs } : {}),
+    }));
   }
 
   /** A bot message arrives as an event (this bot when `botId` is omitted). */

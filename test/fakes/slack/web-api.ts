@@ -82,7 +82,8 @@ export function buttonLabels(m: Pick<FakeMessage, "blocks">): string[] {
   return actions.flatMap((b) => ((b.elements as Json[]) ?? []).map((e) => String((e.text as Json)?.text ?? "")));
 }
 
-class SlackApiError extends Error {
+/** A Slack `ok:false` answer with this `error` code, thrown by a method handler. */
+export class SlackApiError extends Error {
   constructor(readonly code: string) {
     super(code);
   }
@@ -111,6 +112,11 @@ export class FakeWebApi {
       "chat.stopStream": (a) => this.stopStream(a),
       "assistant.threads.setStatus": (a) => this.setStatus(a),
     };
+  }
+
+  /** Adds methods served elsewhere (files.ts); they need the bot token like the rest. */
+  register(handlers: Record<string, Handler>): void {
+    Object.assign(this.handlers, handlers);
   }
 
   /** The next `times` calls of `method` fail with Slack error `error`. */
@@ -360,7 +366,7 @@ function parseArgs(contentType: string, raw: string): Json {
   if (contentType.startsWith("application/json")) return raw ? (JSON.parse(raw) as Json) : {};
   const out: Json = {};
   for (const [k, v] of new URLSearchParams(raw)) {
-    out[k] = (k === "blocks" || k === "attachments" || k === "chunks") && v.startsWith("[") ? JSON.parse(v) : v;
+    out[k] = (k === "blocks" || k === "attachments" || k === "chunks" || k === "files") && v.startsWith("[") ? JSON.parse(v) : v;
   }
   return out;
 }

@@ -1,0 +1,176 @@
+/**
+ * Slack files: the `files` of a message event become InboundAttachments, `download` reads
+ * `url_private_download` with the bot token (bounded), and `upload` is file upload v2 through
+ * the web client's `filesUploadV2`. See README.md, "Files, images and voice".
+ */
+import type { webApi } from "@slack/bolt";
+import { ChannelError, FileTooLargeError } from "../../errors.js";
+import { readBounded } from "../media.js";
+import type { AttachmentKind, ConversationRef, InboundAttachment, MessageHandle, OutboundFile } from "../types.js";
+import { slackDownloadError } from "./map-error.js";
+
+type WebClient = InstanceType<typeof webApi.WebClient>;
+
+/**
+ * Slack's limit for one file. Slack says "1 GB"; the adapter reads it as 10^9 bytes, the lower
+ * of the two readings, so it never offers Slack a file Slack would refuse.
+ */
+export const SLACK_MAX_UPLOAD_BYTES = 1_000_000_000;
+
+/** The parts of a Slack file object the adapter reads. */
+export interface SlackFile {
+  id?: string;
+  name?: string;
+  title?: string;
+  mimetype?: string;
+  filetype?: string;
+  /** `slack_audio` for a voice clip recorded in Slack, `slack_video` for a video clip. */
+  subtype?: string;
+  size?: number;
+  /** `hosted`, `external`, `snippet`, `tombstone` (deleted), `hidden_by_limit`, … */
+  mode?: string;
+  is_external?: boolean;
+  /** `check_file_info` when the event left the file's details out (Slack Connect). */
+  file_access?: string;
+  url_private?: string;
+  url_private_download?: string;
+}
+
+/** Files the adapter cannot fetch: deleted ones, ones the plan hides, and links to other services. */
+function readable(file: SlackFile): file is SlackFile & { id: string } {
+  if (typeof file.id !== "string" || file.id === "") return false;
+  if (file.mode === "tombstone" || file.mode === "hidden_by_limit") return false;
+  return file.is_external !== true && file.mode !== "external";
+}
+
+function kindOf(file: SlackFile): AttachmentKind {
+  const mime = file.mimetype ?? "";
+  if (file.subtype === "slack_audio" || mime.startsWith("audio/")) return "audio";
+  if (mime.startsWith("image/")) return "image";
+  return "file";
+}
+
+const MADE_UP_STEM: Record<AttachmentKind, string> = { image: "photo", audio: "voice", file: "file" };
+const MADE_UP_EXT: Record<AttachmentKind, string> = { image: "jpg", audio: "webm", file: "bin" };
+
+/** The file name as shared, else one made from the kind and Slack's `filetype`. */
+function nameOf(file: SlackFile, kind: AttachmentKind): string {
+  const name = file.name?.trim();
+  if (name) return name;
+  const ext = /^[a-z0-9]{1,10}$/i.test(file.filetype ?? "") ? file.filetype : MADE_UP_EXT[kind];
+  return `${MADE_UP_STEM[kind]}.${ext}`;
+}
+
+/** InboundAttachments for the readable `files` of an event, in Slack's order. */
+export function attachmentsOf(files: SlackFile[] | undefined): InboundAttachment[] {
+  if (!Array.isArray(files)) return [];
+  return files.filter(readable).map((file) => {
+    const kind = kindOf(file);
+    const url = file.url_private_download ?? file.url_private;
+    // Without a URL in the event (file_access: check_file_info) download asks files.info for one.
+    const source: InboundAttachment["source"] = { id: file.id };
+    if (url && file.file_access !== "check_file_info") source.url = url;
+    return {
+      kind,
+      name: nameOf(file, kind),
+      ...(file.mimetype ? { mime: file.mimetype } : {}),
+      ...(typeof file.size === "number" && file.size >= 0 ? { size: file.size } : {}),
+      source,
+    };
+  });
+}
+
+export interface SlackFilesOptions {
+  /** Channel instance name, for errors. */
+  channel: string;
+  web: WebClient;
+  botToken: string;
+  /** The Web API base; file URLs on its host also get the token (a fake Slack in tests). */
+  apiBase: string;
+  /** Runs one Web API call through the adapter's error mapping. */
+  call<T>(method: string, run: () => Promise<T>): Promise<T>;
+}
+
+/** Downloads and uploads for one Slack channel. */
+export class SlackFiles {
+  constructor(private readonly o: SlackFilesOptions) {}
+
+  /** Reads one attachment, at most `maxBytes` of it; a size Slack stated up front is checked before any request. */
+  async download(attachment: InboundAttachment, maxBytes: number): Promise<Uint8Array> {
+    if (attachment.size !== undefined && attachment.size > maxBytes)
+      throw new FileTooLargeError(this.o.channel, maxBytes, attachment.size);
+    const id = attachment.source.id;
+    if (typeof id !== "string") throw new ChannelError(this.o.channel, "not_found", "the attachment has no Slack file id");
+    const url = typeof attachment.source.url === "string" ? attachment.source.url : await this.urlFromInfo(id, maxBytes);
+    return this.fetchFile(url, maxBytes, attachment.mime);
+  }
+
+  /** File upload v2 into the conversation (its thread, when it has one). Returns the Slack file id. */
+  async upload(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle> {
+    const size = file.data.byteLength;
+    if (size > SLACK_MAX_UPLOAD_BYTES) throw new FileTooLargeError(this.o.channel, SLACK_MAX_UPLOAD_BYTES, size);
+    const common = {
+      file: Buffer.from(file.data.buffer, file.data.byteOffset, size),
+      filename: file.name,
+      title: file.name,
+      ...(file.kind === "image" ? { alt_text: file.name } : {}),
+    };
+    const result = await this.o.call("files.uploadV2", () =>
+      ref.threadId
+        ? this.o.web.filesUploadV2({ ...common, channel_id: ref.chatId, thread_ts: ref.threadId })
+        : this.o.web.filesUploadV2({ ...common, channel_id: ref.chatId }),
+    );
+    const completions = (result as { files?: Array<{ files?: Array<{ id?: string }> }> }).files ?? [];
+    const id = completions[0]?.files?.[0]?.id;
+    if (!id) throw new ChannelError(this.o.channel, "platform_error", "files.completeUploadExternal returned no file id");
+    return { id, ref, extra: { fileId: id } };
+  }
+
+  /** `files.info` for a file the event described only by id. */
+  private async urlFromInfo(id: string, maxBytes: number): Promise<string> {
+    const info = await this.o.call("files.info", () => this.o.web.files.info({ file: id }));
+    const file = (info.file ?? {}) as SlackFile;
+    if (typeof file.size === "number" && file.size > maxBytes) throw new FileTooLargeError(this.o.channel, maxBytes, file.size);
+    const url = file.url_private_download ?? file.url_private;
+    if (!url) throw new ChannelError(this.o.channel, "not_found", `files.info: file ${id} has no download URL`);
+    return url;
+  }
+
+  private async fetchFile(url: string, maxBytes: number, mime: string | undefined): Promise<Uint8Array> {
+    const headers = this.tokenGoesTo(url) ? { authorization: `Bearer ${this.o.botToken}` } : undefined;
+    if (!headers) throw new ChannelError(this.o.channel, "not_supported", `not downloading a file from ${new URL(url).host}`);
+    let res: Response;
+    try {
+      res = await fetch(url, { headers, redirect: "follow" });
+    } catch (err) {
+      throw new ChannelError(this.o.channel, "network", `downloading a file failed: ${(err as Error).message}`, { cause: err });
+    }
+    const refused = slackDownloadError(this.o.channel, res.status, res.headers.get("content-type"), mime);
+    const declared = Number(res.headers.get("content-length") ?? Number.NaN);
+    const tooLarge = Number.isFinite(declared) && declared > maxBytes;
+    if (refused || tooLarge) {
+      await res.body?.cancel();
+      throw refused ?? new FileTooLargeError(this.o.channel, maxBytes, declared);
+    }
+    try {
+      return await readBounded(this.o.channel, res.body as AsyncIterable<Uint8Array> | null, maxBytes);
+    } catch (err) {
+      await res.body?.cancel().catch(() => {});
+      throw err;
+    }
+  }
+
+  /** The bot token goes only to Slack's own hosts (and the configured API host), never to a third party. */
+  private tokenGoesTo(url: string): boolean {
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      return false;
+    }
+    const host = target.hostname;
+    if (host === new URL(this.o.apiBase).hostname && target.protocol === new URL(this.o.apiBase).protocol) return true;
+    if (target.protocol !== "https:") return false;
+    return ["slack.com", "slack-gov.com"].some((d) => host === d || host.endsWith(`.${d}`));
+  }
+}

@@ -4,12 +4,14 @@
  * `<name>:<guild>:<parent channel>:<thread>`; a server channel message that starts a thread is
  * keyed by that thread before it exists (a thread started from a message takes the message's
  * id); with `thread: false` a channel is `<name>:<guild>:<channel>`, or
- * `<name>:<guild>:<channel>:u<user>` with `session_scope: user`.
+ * `<name>:<guild>:<channel>:u<user>` with `session_scope: user`. Attachments come along as
+ * `attachments` (files.ts); a message of files alone has the text "".
  */
 import type { ButtonInteraction, ChatInputCommandInteraction, Message } from "discord.js";
 import { ChannelType, MessageType } from "discord.js";
 import type { ConversationRef, InboundMessage } from "../types.js";
 import { decodeCustomId } from "./custom-id.js";
+import { attachmentsOf } from "./files.js";
 
 export interface DiscordIdentity {
   id: string;
@@ -95,8 +97,11 @@ export function translateMessage(rules: KeyRules, bot: DiscordIdentity, message:
   const direct = !place.guildId;
   const mentioned = direct || addressesBot(bot, message);
   const text = readableText(bot, message);
+  const attachments = attachmentsOf(message);
   const user = { id: message.author.id, name: message.author.globalName ?? message.author.username };
-  const ref = refFor(rules, place, user.id, { id: message.id, text, user: user.name });
+  // A file sent without words names its thread.
+  const title = text || (attachments[0]?.name ?? "");
+  const ref = refFor(rules, place, user.id, { id: message.id, text: title, user: user.name });
   const msg: InboundMessage = {
     channel: rules.name,
     eventId: message.id,
@@ -106,6 +111,7 @@ export function translateMessage(rules: KeyRules, bot: DiscordIdentity, message:
     mentioned,
     sentAt: message.createdTimestamp,
   };
+  if (attachments.length > 0) msg.attachments = attachments;
   if (place.parentId) msg.inThread = true;
   if (fromBot) msg.fromBot = true;
   return msg;

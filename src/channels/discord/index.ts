@@ -36,13 +36,16 @@ import type {
   ChannelCapabilities,
   ChannelContext,
   ConversationRef,
+  InboundAttachment,
   InboundMessage,
   InboundSink,
   MessageHandle,
   OutboundContent,
+  OutboundFile,
 } from "../types.js";
 import { DiscordChannelConfig } from "./config.js";
 import { encodeCustomId, MAX_CUSTOM_ID } from "./custom-id.js";
+import { type DiscordFileSource, downloadAttachment, linkIn, MAX_UPLOAD_BYTES, uploadRequest } from "./files.js";
 import { discordEmitter, toDiscordMarkdown } from "./format.js";
 import {
   type DiscordIdentity,
@@ -92,6 +95,8 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
 
   readonly capabilities: ChannelCapabilities;
   readonly access: AccessRules;
+  /** Without server boosts Discord takes 10 MiB per file (boosted servers take more; DMs do not). */
+  readonly maxUploadBytes = MAX_UPLOAD_BYTES;
 
   private readonly config: DiscordChannelConfig;
   private readonly logger: Logger;
@@ -192,6 +197,26 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
     // Discord keeps the buttons an edit does not mention; an empty list removes them.
     if (content.buttons) body.components = this.rows(content, keyTail(handle.ref, channelId)) ?? [];
     await this.call("edit", () => this.rest().patch(Routes.channelMessage(channelId, handle.id), { body }));
+  }
+
+  /** Posts `file` as an attachment where replies go (the conversation's thread, else the channel). */
+  async sendFile(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle> {
+    const channelId = await this.threads.target(ref);
+    const request = uploadRequest(file);
+    const sent = (await this.call("uploading a file", () =>
+      this.rest().post(Routes.channelMessages(channelId), request),
+    )) as APIMessage;
+    return { id: sent.id, ref, extra: { channel: channelId } };
+  }
+
+  /** Reads an attachment from Discord's CDN, at most `maxBytes` of it. */
+  async download(msg: InboundMessage, attachment: InboundAttachment, maxBytes: number): Promise<Uint8Array> {
+    const fresh = async (source: DiscordFileSource): Promise<string | undefined> => {
+      const route = Routes.channelMessage(source.channelId, source.messageId);
+      const message = (await this.call("finding an attachment's new link", () => this.rest().get(route))) as APIMessage;
+      return linkIn(message, source.id);
+    };
+    return downloadAttachment(this.name, msg, attachment, maxBytes, fresh);
   }
 
   async typing(ref: ConversationRef): Promise<void> {

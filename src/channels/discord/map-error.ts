@@ -4,7 +4,15 @@
  * `retryAfterMs`, shared by every reply on the channel) stays the only retry loop.
  */
 import { DiscordAPIError, HTTPError, RateLimitError } from "discord.js";
-import { AntlerError, ChannelError, PlatformAuthError, PlatformNotFoundError, PlatformRateLimitError } from "../../errors.js";
+import {
+  AntlerError,
+  ChannelError,
+  FileTooLargeError,
+  PlatformAuthError,
+  PlatformNotFoundError,
+  PlatformRateLimitError,
+} from "../../errors.js";
+import { MAX_UPLOAD_BYTES } from "./files.js";
 
 /** JSON error codes of Discord's REST API that the adapter acts on. */
 export const DiscordCode = {
@@ -14,6 +22,7 @@ export const DiscordCode = {
   MissingAccess: 50001,
   CannotSendEmptyMessage: 50006,
   MissingPermissions: 50013,
+  RequestEntityTooLarge: 40005,
   InvalidFormBody: 50035,
   InteractionAlreadyAcknowledged: 40060,
   ThreadAlreadyCreated: 160004,
@@ -46,6 +55,7 @@ export function mapDiscordError(channel: string, err: unknown, what?: string): A
       });
     }
     if (err.status === 429) return new PlatformRateLimitError(channel, 1000, `${where}Discord rate limit`, { cause: err });
+    if (err.status === 413 || code === DiscordCode.RequestEntityTooLarge) return tooLarge(channel, err);
     if (NOT_FOUND.has(code) || err.status === 404) return new PlatformNotFoundError(channel, `${where}${detail}`, { cause: err });
     if (FORBIDDEN.has(code) || err.status === 403) {
       return new ChannelError(
@@ -59,6 +69,7 @@ export function mapDiscordError(channel: string, err: unknown, what?: string): A
     return new ChannelError(channel, "platform_error", `${where}${detail}`, { cause: err });
   }
   if (err instanceof HTTPError) {
+    if (err.status === 413) return tooLarge(channel, err);
     return new ChannelError(channel, "platform_unavailable", `${where}Discord answered HTTP ${err.status}`, { cause: err });
   }
   const message = err instanceof Error ? err.message : String(err);
@@ -79,6 +90,11 @@ export function mapDiscordError(channel: string, err: unknown, what?: string): A
     return new ChannelError(channel, "network", `${where}cannot reach Discord: ${cause ?? message}`, { cause: err });
   }
   return new ChannelError(channel, "platform_error", `${where}${message}`, { cause: err });
+}
+
+/** An upload over the limit (413, code 40005): the limit of a server without boosts, which is what Antler counts on. */
+function tooLarge(channel: string, err: unknown): FileTooLargeError {
+  return new FileTooLargeError(channel, MAX_UPLOAD_BYTES, undefined, { cause: err });
 }
 
 /** Why the Gateway closed for good, in words an operator can act on; undefined for codes that reconnect. */

@@ -5,7 +5,7 @@
  * clicks happen there without a mention; with `thread: false` every message mentions the bot in
  * "general". Refused clicks are answered with ephemeral messages only the clicker sees.
  */
-import type { ContractDriver, GroupDriver, GroupMember, VisibleMessage } from "../../contract/driver.js";
+import type { BotFile, ContractDriver, GroupDriver, GroupMember, UserFile, VisibleMessage } from "../../contract/driver.js";
 import type { UserEvent } from "./events.js";
 import { ALICE, BOB, CAROL, CHANNELS, FakeDiscord, type FakeOptions, type FakeUser, type MessageView } from "./index.js";
 
@@ -72,6 +72,28 @@ export class DiscordDriver implements ContractDriver {
   async userSays(text: string): Promise<void> {
     this.fake.dm(ALICE, text);
     await this.deliver();
+  }
+
+  /**
+   * Alice sends a file in her DM. An Ogg voice note without a caption goes as Discord's voice
+   * message (flagged, alone); any other file is an upload, with the caption as the text.
+   */
+  async userSendsFile(file: UserFile): Promise<void> {
+    const voice = file.kind === "audio" && !file.caption && /^audio\/ogg\b/i.test(file.mime);
+    if (voice) this.fake.sendVoice(ALICE, file.data, { name: file.name });
+    else this.fake.sendFiles(ALICE, [{ name: file.name, data: file.data, contentType: file.mime }], file.caption ?? "");
+    await this.deliver();
+  }
+
+  /** Files the bot posted in Alice's DM; an image content type is what makes Discord show a picture. */
+  botFiles(): BotFile[] {
+    return this.botMessagesIn(this.dmChannel).flatMap((m) =>
+      m.files.map((f) => ({
+        name: f.name,
+        data: f.data,
+        kind: f.contentType?.startsWith("image/") ? ("image" as const) : ("file" as const),
+      })),
+    );
   }
 
   async redeliverLast(): Promise<void> {

@@ -1,5 +1,6 @@
 /** HTTP plumbing of the fake's REST side: route matching, Discord's bucket keys, bodies and answers. */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { parseMultipart, type UploadedPart } from "./files.js";
 import type { Route } from "./messages.js";
 
 export function findRoute(
@@ -29,16 +30,22 @@ export function bucketKey(route: Route, params: Record<string, string>, method: 
   return `${method} ${route.path} ${major}`;
 }
 
-export async function readBody(req: IncomingMessage): Promise<unknown> {
+/** A request's JSON body (a multipart body's `payload_json`), and a multipart body's parts. */
+export async function readBody(req: IncomingMessage): Promise<{ body: unknown; parts: UploadedPart[] }> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
-  const text = Buffer.concat(chunks).toString("utf8");
-  if (text.trim() === "") return undefined;
+  const raw = Buffer.concat(chunks);
   const type = req.headers["content-type"] ?? "";
   if (type.startsWith("multipart/form-data")) {
-    const json = /name="payload_json"[^\r\n]*\r\n(?:[^\r\n]+\r\n)*\r\n([\s\S]*?)\r\n--/.exec(text);
-    return json ? JSON.parse(json[1] as string) : {};
+    const parts = parseMultipart(raw, type);
+    const json = parts.find((p) => p.field === "payload_json");
+    return { body: json ? JSON.parse(json.data.toString("utf8")) : {}, parts };
   }
+  return { body: parseJson(raw.toString("utf8")), parts: [] };
+}
+
+function parseJson(text: string): unknown {
+  if (text.trim() === "") return undefined;
   try {
     return JSON.parse(text);
   } catch {

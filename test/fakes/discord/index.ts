@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { closeServer } from "../../../src/server/http.js";
 import { Events, type UserEvent } from "./events.js";
+import { Cdn, IS_VOICE_MESSAGE, type StoredAttachment, type UserUpload } from "./files.js";
 import { Gateway, Intent } from "./gateway.js";
 import { bucketKey, findRoute, readBody, reply } from "./http.js";
 import { type CallbackRecord, Interactions } from "./interactions.js";
@@ -27,6 +28,8 @@ import {
   World,
 } from "./world.js";
 
+export type { CdnFetch, StoredAttachment, UserUpload } from "./files.js";
+export { UPLOAD_LIMIT } from "./files.js";
 export type { CallMatch, RestCall } from "./rate-limits.js";
 export type { FakeChannel, FakeUser, Json, StoredMessage } from "./world.js";
 export { Intent };
@@ -61,11 +64,21 @@ export interface MessageView {
   components: Json[];
   buttons: string[];
   versions: Array<{ content: string; text: string; at: number }>;
+  /** Files posted with it, with their bytes as the CDN serves them. */
+  files: FileView[];
   deleted: boolean;
   referenceId?: string;
   /** Set when the message is in a thread. */
   threadId?: string;
   injected: boolean;
+}
+
+export interface FileView {
+  id: string;
+  name: string;
+  contentType?: string;
+  size: number;
+  data: Uint8Array;
 }
 
 export interface SayOptions {
@@ -83,6 +96,7 @@ export class FakeDiscord implements ChannelCore {
   readonly gateway: Gateway;
   readonly events: Events;
   readonly interactions: Interactions;
+  readonly cdn: Cdn;
   readonly limits: RateLimits;
   readonly calls: RestCall[] = [];
   readonly typings: Array<{ channelId: string; at: number }> = [];
@@ -122,6 +136,8 @@ export class FakeDiscord implements ChannelCore {
       afterReady: (intents) => ((intents & Intent.Guilds) !== 0 ? [{ t: "GUILD_CREATE", d: this.world.guildJson() }] : []),
     });
     this.events = new Events(this.world, this.gateway);
+    this.cdn = new Cdn(() => `http://127.0.0.1:${this.port}`);
+    this.world.links = this.cdn;
     this.interactions = new Interactions(this, {
       tokenTtlMs: options.interactionTokenTtlMs ?? 3000,
       webhookTtlMs: options.webhookTtlMs ?? 15 * 60_000,
@@ -211,7 +227,48 @@ export class FakeDiscord implements ChannelCore {
     return this.post(thread, user, text, { ...options, id });
   }
 
-  private post(channel: FakeChannel, user: FakeUser, text: string, options: SayOptions & { id?: string }): StoredMessage {
+  /**
+   * `user` sends files, with `caption` as the message's text, in their DM or in `options.channelId`
+   * (a guild text channel or thread). `mention` puts the bot's mention before the caption.
+   */
+  sendFiles(user: FakeUser, files: UserUpload[], caption = "", options: SayOptions & { channelId?: string } = {}): StoredMessage {
+    const channel = this.userChannel(user, options.channelId);
+    const attachments = files.map((f) => this.cdn.fromUser(channel.id, f));
+    return this.post(channel, user, caption, { ...options, attachments });
+  }
+
+  /**
+   * `user` records a voice message: one Ogg Opus file named voice-message.ogg, flagged as a voice
+   * message, with a duration and waveform and no text (Discord allows nothing else in it).
+   */
+  sendVoice(
+    user: FakeUser,
+    data: Uint8Array,
+    options: { channelId?: string; durationSecs?: number; name?: string; replyTo?: string } = {},
+  ): StoredMessage {
+    const channel = this.userChannel(user, options.channelId);
+    const upload = { name: options.name ?? "voice-message.ogg", data, contentType: "audio/ogg" };
+    const voice = { durationSecs: options.durationSecs ?? 1.5, waveform: Buffer.alloc(16, 128).toString("base64") };
+    const attachments = [this.cdn.fromUser(channel.id, upload, voice)];
+    const reply = options.replyTo ? { replyTo: options.replyTo } : {};
+    return this.post(channel, user, "", { ...reply, attachments, flags: IS_VOICE_MESSAGE });
+  }
+
+  private userChannel(user: FakeUser, channelId: string | undefined): FakeChannel {
+    if (channelId === undefined) return this.world.dmWith(user);
+    const channel = this.world.channels.get(channelId);
+    if (!channel || channel.type === ChannelKind.GuildForum || channel.type === ChannelKind.DM) {
+      throw new Error(`fake discord: ${channelId} is not a guild text channel or thread`);
+    }
+    return channel;
+  }
+
+  private post(
+    channel: FakeChannel,
+    user: FakeUser,
+    text: string,
+    options: SayOptions & { id?: string; attachments?: StoredAttachment[]; flags?: number },
+  ): StoredMessage {
     const ref = options.replyTo ? this.world.messages.get(options.replyTo) : undefined;
     if (options.replyTo && !ref) throw new Error(`fake discord: no message ${options.replyTo} to reply to`);
     const content = options.mention ? `<@${BOT_USER.id}> ${text}` : text;
@@ -225,9 +282,10 @@ export class FakeDiscord implements ChannelCore {
       content,
       components: [],
       type: ref ? 19 : 0,
-      flags: 0,
+      flags: options.flags ?? 0,
       mentions,
       ...(ref ? { referenceId: ref.id } : {}),
+      ...(options.attachments?.length ? { attachments: options.attachments } : {}),
     });
     this.events.message("MESSAGE_CREATE", m, true);
     return m;
@@ -336,6 +394,13 @@ export class FakeDiscord implements ChannelCore {
       components: m.components,
       buttons: buttonLabels(m.components),
       versions: m.versions.map((v) => ({ content: v.content, text: this.read(v.content), at: v.at })),
+      files: (m.attachments ?? []).map((a) => ({
+        id: a.id,
+        name: a.filename,
+        ...(a.contentType ? { contentType: a.contentType } : {}),
+        size: a.size,
+        data: a.data,
+      })),
       deleted: m.deleted,
       ...(m.referenceId ? { referenceId: m.referenceId } : {}),
       ...(this.world.channels.get(m.channelId)?.type === ChannelKind.PublicThread ? { threadId: m.channelId } : {}),
@@ -344,6 +409,11 @@ export class FakeDiscord implements ChannelCore {
   }
 
   // ---- faults ----
+
+  /** Every attachment link handed out so far stops working, as Discord's do after about a day. */
+  expireAttachmentLinks(): void {
+    this.cdn.expireLinks();
+  }
 
   /** The next matching call gets 429; `global` holds every call, not just the route's bucket. */
   rateLimitNext(match: CallMatch, retryAfterMs: number, options: { global?: boolean } = {}): void {
@@ -378,8 +448,10 @@ export class FakeDiscord implements ChannelCore {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://x");
-    const body = await readBody(req);
+    const { body, parts } = await readBody(req);
     const method = (req.method ?? "GET").toUpperCase();
+    // The CDN: attachment links need no token, only a valid signature.
+    if (method === "GET" && this.cdn.serve(url.pathname, url.searchParams, res)) return;
     const path = url.pathname.replace(/^\/api\/v10(?=\/)/, "");
     const found = path === url.pathname ? undefined : findRoute(this.routes, method, path);
     if (!found) return reply(res, 404, { message: "404: Not Found", code: 0 });
@@ -406,7 +478,7 @@ export class FakeDiscord implements ChannelCore {
     try {
       const failure = this.limits.failure(method, path);
       if (failure) throw failure;
-      const result = route.run({ params, body: (body ?? {}) as Json, query: url.searchParams });
+      const result = route.run({ params, body: (body ?? {}) as Json, query: url.searchParams, parts });
       call.status = result.status;
       reply(res, result.status, result.body, verdict.headers);
     } catch (err) {

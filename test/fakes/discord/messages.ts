@@ -4,6 +4,7 @@
  * and slash command registration. Each refuses what Discord refuses, with its codes.
  */
 import type { Events } from "./events.js";
+import type { Cdn, UploadedPart } from "./files.js";
 import {
   assertNotEmpty,
   DiscordApiError,
@@ -28,6 +29,8 @@ export interface RouteRequest {
   params: Record<string, string>;
   body: Json;
   query: URLSearchParams;
+  /** A multipart body's parts (uploads come as `files[n]`). */
+  parts: UploadedPart[];
 }
 
 export interface RouteResult {
@@ -46,6 +49,7 @@ export interface Route {
 export interface ChannelCore {
   readonly world: World;
   readonly events: Events;
+  readonly cdn: Cdn;
   readonly applicationId: string;
   readonly privilegedIntents: boolean;
   readonly gatewayUrl: string;
@@ -102,8 +106,8 @@ export function channelRoutes(core: ChannelCore): Route[] {
     r("GET", "/channels/:channel/messages/:message", ({ params }) =>
       ok(readable(message(channel(params.channel), params.message))),
     ),
-    r("POST", "/channels/:channel/messages", ({ params, body }) =>
-      ok(world.messageJson(send(core, channel(params.channel), body))),
+    r("POST", "/channels/:channel/messages", ({ params, body, parts }) =>
+      ok(world.messageJson(send(core, channel(params.channel), body, parts))),
     ),
     r("PATCH", "/channels/:channel/messages/:message", ({ params, body }) => {
       const m = message(channel(params.channel), params.message);
@@ -127,13 +131,14 @@ export function channelRoutes(core: ChannelCore): Route[] {
   ];
 }
 
-/** Sends a message as the bot; dispatches MESSAGE_CREATE as Discord does for the bot's own messages. */
-export function send(core: ChannelCore, c: FakeChannel, body: Json): StoredMessage {
+/** Sends a message as the bot, with its uploads; dispatches MESSAGE_CREATE as Discord does for the bot's own messages. */
+export function send(core: ChannelCore, c: FakeChannel, body: Json, parts: UploadedPart[] = []): StoredMessage {
   if (c.type === ChannelKind.GuildForum) throw new DiscordApiError(400, 50008, "Cannot send messages in a non-text channel");
   const f = messageFields(body);
   const content = f.content ?? "";
   const components = f.components ?? [];
-  assertNotEmpty(content, components, body);
+  const attachments = core.cdn.fromBot(c.id, body, parts);
+  assertNotEmpty(content, components, { ...body, files: attachments });
   const ref = reference(core.world, c, body.message_reference as Json | undefined);
   const m = core.world.add({
     channelId: c.id,
@@ -145,6 +150,7 @@ export function send(core: ChannelCore, c: FakeChannel, body: Json): StoredMessa
     flags: (f.flags ?? 0) & ((1 << 2) | (1 << 12)),
     mentions: mentionsIn(core.world, content, body.allowed_mentions as Json | undefined, ref),
     ...(ref ? { referenceId: ref.id } : {}),
+    ...(attachments.length > 0 ? { attachments } : {}),
   });
   core.events.message("MESSAGE_CREATE", m);
   return m;

@@ -14,8 +14,13 @@ export interface Rig {
   close(): Promise<void>;
 }
 
-export async function startRig(config: Record<string, unknown> = {}, options: FakeOptions = {}): Promise<Rig> {
-  const fake = await FakeDiscord.start(options);
+/** Starts the adapter against a new fake, or against `existing` (a driver's), which `close` then stops too. */
+export async function startRig(
+  config: Record<string, unknown> = {},
+  options: FakeOptions = {},
+  existing?: FakeDiscord,
+): Promise<Rig> {
+  const fake = existing ?? (await FakeDiscord.start(options));
   const parsed = DiscordChannelConfig.parse({
     bot_token: fake.token,
     api_base: fake.apiBase,

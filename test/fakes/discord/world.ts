@@ -4,6 +4,8 @@
  * builds the JSON shapes the API and the Gateway send (channel, message, guild objects).
  */
 
+import type { StoredAttachment } from "./files.js";
+
 export type Json = Record<string, unknown>;
 
 export interface FakeUser {
@@ -61,6 +63,13 @@ export interface StoredMessage {
   loading?: boolean;
   /** Put there by the test (a bot message that did not come over REST). */
   injected?: boolean;
+  /** Files posted with it. */
+  attachments?: StoredAttachment[];
+}
+
+/** Builds an attachment object with a working link (the CDN in files.ts). */
+export interface AttachmentLinks {
+  json(channelId: string, a: StoredAttachment): Json;
 }
 
 const DISCORD_EPOCH = 1420070400000n;
@@ -113,6 +122,8 @@ export class World {
   readonly users = new Map<string, FakeUser>();
   private readonly dmByUser = new Map<string, string>();
   private readonly bootedAt = Date.now();
+  /** Where attachment objects get their links; set by the fake once it listens. */
+  links: AttachmentLinks | undefined;
 
   constructor(
     readonly bot: FakeUser,
@@ -246,7 +257,7 @@ export class World {
       mention_everyone: false,
       mentions: m.mentions.map((u) => ({ ...userJson(u), ...(m.guildId && options.gateway ? { member: this.member(u) } : {}) })),
       mention_roles: [],
-      attachments: [],
+      attachments: shown ? (m.attachments ?? []).map((a) => this.links?.json(m.channelId, a) ?? { id: a.id }) : [],
       embeds: [],
       pinned: false,
       type: m.type,

@@ -2,35 +2,30 @@
  * A fake Discord on 127.0.0.1 for tests (see PLATFORMS.md "Discord"): one HTTP server serves the
  * REST API under `/api/v10` and the Gateway WebSocket, so the real discord.js logs in to it with
  * `rest: { api: fake.apiBase }`. One guild ("general", "random", forum "help") and DMs. Tests act
- * as users through the methods below and read what each user saw; faults cover rate limits,
- * failing calls, dropped and invalidated Gateway sessions and a revoked token.
+ * as users through the methods below (users.ts), including files and voice messages, and read
+ * what each user saw; the same server is the CDN that serves attachments (files.ts). Faults cover
+ * rate limits, failing calls, dropped and invalidated Gateway sessions, a revoked token and
+ * expired attachment links.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { closeServer } from "../../../src/server/http.js";
 import { Events, type UserEvent } from "./events.js";
-import { Cdn, IS_VOICE_MESSAGE, type StoredAttachment, type UserUpload } from "./files.js";
+import { Cdn, type UserUpload } from "./files.js";
 import { Gateway, Intent } from "./gateway.js";
 import { bucketKey, findRoute, readBody, reply } from "./http.js";
 import { type CallbackRecord, Interactions } from "./interactions.js";
 import { readMarkdown } from "./markdown.js";
 import { type ChannelCore, channelRoutes, type Route } from "./messages.js";
 import { type CallMatch, type RateLimitOptions, RateLimits, type RestCall } from "./rate-limits.js";
+import { type SayOptions, UserPosts, type VoiceOptions } from "./users.js";
 import { buttonLabels, DiscordApiError, findButton } from "./validate.js";
-import {
-  ChannelKind,
-  type FakeChannel,
-  type FakeUser,
-  type Json,
-  type StoredMessage,
-  snowflake,
-  userJson,
-  World,
-} from "./world.js";
+import { ChannelKind, type FakeChannel, type FakeUser, type Json, type StoredMessage, userJson, World } from "./world.js";
 
 export type { CdnFetch, StoredAttachment, UserUpload } from "./files.js";
 export { UPLOAD_LIMIT } from "./files.js";
 export type { CallMatch, RestCall } from "./rate-limits.js";
+export type { SayOptions, VoiceOptions } from "./users.js";
 export type { FakeChannel, FakeUser, Json, StoredMessage } from "./world.js";
 export { Intent };
 
@@ -81,13 +76,6 @@ export interface FileView {
   data: Uint8Array;
 }
 
-export interface SayOptions {
-  mention?: boolean;
-  replyTo?: string;
-  /** A reply pings the replied-to author unless this is false (the client's "@ on" default). */
-  replyPing?: boolean;
-}
-
 export class FakeDiscord implements ChannelCore {
   readonly token: string;
   readonly applicationId = BOT_USER.id;
@@ -97,6 +85,7 @@ export class FakeDiscord implements ChannelCore {
   readonly events: Events;
   readonly interactions: Interactions;
   readonly cdn: Cdn;
+  readonly users: UserPosts;
   readonly limits: RateLimits;
   readonly calls: RestCall[] = [];
   readonly typings: Array<{ channelId: string; at: number }> = [];
@@ -138,6 +127,7 @@ export class FakeDiscord implements ChannelCore {
     this.events = new Events(this.world, this.gateway);
     this.cdn = new Cdn(() => `http://127.0.0.1:${this.port}`);
     this.world.links = this.cdn;
+    this.users = new UserPosts(this.world, this.events, this.cdn);
     this.interactions = new Interactions(this, {
       tokenTtlMs: options.interactionTokenTtlMs ?? 3000,
       webhookTtlMs: options.webhookTtlMs ?? 15 * 60_000,
@@ -205,26 +195,17 @@ export class FakeDiscord implements ChannelCore {
 
   /** `user` writes `text` to the bot in their DM. */
   dm(user: FakeUser, text: string): StoredMessage {
-    return this.post(this.world.dmWith(user), user, text, {});
+    return this.users.dm(user, text);
   }
 
   /** `user` writes in a guild text channel or a thread. */
   say(channelId: string, user: FakeUser, text: string, options: SayOptions = {}): StoredMessage {
-    const channel = this.world.channels.get(channelId);
-    if (!channel || channel.type === ChannelKind.GuildForum || channel.type === ChannelKind.DM) {
-      throw new Error(`fake discord: ${channelId} is not a guild text channel or thread`);
-    }
-    return this.post(channel, user, text, options);
+    return this.users.say(channelId, user, text, options);
   }
 
   /** `user` opens a post in the forum "help": THREAD_CREATE, then its starter message. */
   forumPost(user: FakeUser, title: string, text: string, options: { mention?: boolean } = {}): StoredMessage {
-    const forum = this.world.channelByName("help");
-    // A forum post is a thread whose id is its starter message's id.
-    const id = snowflake();
-    const thread = this.world.addThread(forum, id, title, user.id);
-    this.events.threadCreate(thread, true);
-    return this.post(thread, user, text, { ...options, id });
+    return this.users.forumPost(user, title, text, options);
   }
 
   /**
@@ -232,63 +213,15 @@ export class FakeDiscord implements ChannelCore {
    * (a guild text channel or thread). `mention` puts the bot's mention before the caption.
    */
   sendFiles(user: FakeUser, files: UserUpload[], caption = "", options: SayOptions & { channelId?: string } = {}): StoredMessage {
-    const channel = this.userChannel(user, options.channelId);
-    const attachments = files.map((f) => this.cdn.fromUser(channel.id, f));
-    return this.post(channel, user, caption, { ...options, attachments });
+    return this.users.sendFiles(user, files, caption, options);
   }
 
   /**
-   * `user` records a voice message: one Ogg Opus file named voice-message.ogg, flagged as a voice
-   * message, with a duration and waveform and no text (Discord allows nothing else in it).
+   * `user` records a voice message: one Ogg Opus file, flagged as a voice message (1 << 13), with
+   * a duration and waveform and no text (Discord allows nothing else in it).
    */
-  sendVoice(
-    user: FakeUser,
-    data: Uint8Array,
-    options: { channelId?: string; durationSecs?: number; name?: string; replyTo?: string } = {},
-  ): StoredMessage {
-    const channel = this.userChannel(user, options.channelId);
-    const upload = { name: options.name ?? "voice-message.ogg", data, contentType: "audio/ogg" };
-    const voice = { durationSecs: options.durationSecs ?? 1.5, waveform: Buffer.alloc(16, 128).toString("base64") };
-    const attachments = [this.cdn.fromUser(channel.id, upload, voice)];
-    const reply = options.replyTo ? { replyTo: options.replyTo } : {};
-    return this.post(channel, user, "", { ...reply, attachments, flags: IS_VOICE_MESSAGE });
-  }
-
-  private userChannel(user: FakeUser, channelId: string | undefined): FakeChannel {
-    if (channelId === undefined) return this.world.dmWith(user);
-    const channel = this.world.channels.get(channelId);
-    if (!channel || channel.type === ChannelKind.GuildForum || channel.type === ChannelKind.DM) {
-      throw new Error(`fake discord: ${channelId} is not a guild text channel or thread`);
-    }
-    return channel;
-  }
-
-  private post(
-    channel: FakeChannel,
-    user: FakeUser,
-    text: string,
-    options: SayOptions & { id?: string; attachments?: StoredAttachment[]; flags?: number },
-  ): StoredMessage {
-    const ref = options.replyTo ? this.world.messages.get(options.replyTo) : undefined;
-    if (options.replyTo && !ref) throw new Error(`fake discord: no message ${options.replyTo} to reply to`);
-    const content = options.mention ? `<@${BOT_USER.id}> ${text}` : text;
-    const mentions = [...(options.mention ? [BOT_USER] : [])];
-    if (ref && options.replyPing !== false && !mentions.includes(ref.author)) mentions.push(ref.author);
-    const m = this.world.add({
-      ...(options.id ? { id: options.id } : {}),
-      channelId: channel.id,
-      ...(channel.guildId ? { guildId: channel.guildId } : {}),
-      author: user,
-      content,
-      components: [],
-      type: ref ? 19 : 0,
-      flags: options.flags ?? 0,
-      mentions,
-      ...(ref ? { referenceId: ref.id } : {}),
-      ...(options.attachments?.length ? { attachments: options.attachments } : {}),
-    });
-    this.events.message("MESSAGE_CREATE", m, true);
-    return m;
+  sendVoice(user: FakeUser, data: Uint8Array, options: VoiceOptions = {}): StoredMessage {
+    return this.users.sendVoice(user, data, options);
   }
 
   /** A message by the bot itself that did not come from its REST calls (another process of it). */

@@ -132,7 +132,7 @@ export class FileTooLargeError extends ChannelError {
   readonly size: number | undefined;
 
   constructor(channel: string, maxBytes: number, size?: number, options: AntlerErrorOptions = {}) {
-    const what = size === undefined ? "the file is larger" : `the file has ${size} bytes,`;
+    const what = size === undefined ? "the file is larger" : `the file has ${size} bytes, more`;
     super(channel, "content_rejected", `${what} than the limit of ${maxBytes} bytes`, options);
     this.maxBytes = maxBytes;
     this.size = size;

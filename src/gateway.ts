@@ -14,8 +14,12 @@ import { collectSecrets, type LoadedConfig } from "./config/loader.js";
 import type { ChannelSection } from "./config/schema.js";
 import { errorMessage } from "./errors.js";
 import { AgentDirectory, type TenantMcpReport } from "./harness/directory.js";
+import { FileOutbox, ThreadFiles } from "./harness/files.js";
+import { selectModel } from "./harness/models/index.js";
+import { fileTools } from "./harness/tools/files.js";
 import type { AgentStatus, Harness } from "./harness/types.js";
 import { type Logger, secretScrubber } from "./log/logger.js";
+import { MediaDesk } from "./media/desk.js";
 import { Router, routeWarnings } from "./routing/index.js";
 import { mountAdmin, type TenantAgentStatus } from "./server/admin.js";
 import { HttpServer, httpLimits, sendJson } from "./server/http.js";
@@ -183,6 +187,31 @@ export class Gateway {
     return this.options.logger;
   }
 
+  /**
+   * Files between chats and agents: one folder per thread under `storage.files` (default: `files`
+   * beside the database), the desk that takes attachments in and posts files out, and the
+   * `read_file`/`send_file` tools every embedded agent gets.
+   */
+  private mediaDesk(): { desk: MediaDesk; tools: StructuredToolInterface[] } {
+    const { config, baseDir } = this.options.loaded;
+    const root = config.storage.files
+      ? path.resolve(baseDir, config.storage.files)
+      : path.join(path.dirname(path.resolve(baseDir, config.storage.path)), "files");
+    const files = new ThreadFiles(root);
+    const outbox = new FileOutbox();
+    const desk = new MediaDesk({
+      config: config.media,
+      files,
+      outbox,
+      logger: this.options.logger,
+      vision: (agent) => {
+        if (config.models.length === 0) return false;
+        return selectModel(config.models, this.tenancy.agentConfig(agent).model).supports_vision;
+      },
+    });
+    return { desk, tools: fileTools({ files, outbox, maxSendBytes: desk.maxBytes }) };
+  }
+
   /** Looks a channel up by its configured name. */
   slot(name: string): ChannelSlot | undefined {
     return this.slots.find((s) => s.name === name);
@@ -203,13 +232,14 @@ export class Gateway {
     const tenancy = this.tenancy;
     const tenants = new Set([DEFAULT_TENANT]);
     for (const [name, section] of Object.entries(channels)) if (section.enabled) tenants.add(tenancy.tenantOfChannel(name));
+    const media = this.mediaDesk();
     const agents = await AgentDirectory.open(
       {
         config,
         baseDir,
         logger,
         harness: this.options.harness,
-        tools: this.options.tools,
+        tools: [...media.tools, ...(this.options.tools ?? [])],
         onUsage: (who, usage) => this.metrics.usage(who, usage),
       },
       [...tenants],
@@ -222,6 +252,7 @@ export class Gateway {
       logger,
       settings: config.gateway,
       observer: this.options.observer ?? this.metrics,
+      media: media.desk,
     });
     // Read what a previous process left unfinished before any channel can add new work; each
     // tenant's inbox is read through its own view.

@@ -10,8 +10,9 @@ import { DEFAULT_AGENT } from "../config/agents.js";
 import type { GatewayConfig } from "../config/schema.js";
 import { AntlerError, errorMessage } from "../errors.js";
 import { toRunError } from "../harness/run-errors.js";
-import type { ApprovalAnswer, RunEvent, RunOptions } from "../harness/types.js";
+import type { ApprovalAnswer, RunEvent, RunImage, RunOptions } from "../harness/types.js";
 import type { Logger } from "../log/logger.js";
+import type { MediaDesk } from "../media/desk.js";
 import type { Router } from "../routing/index.js";
 import { accessDenial } from "./access.js";
 import { acknowledgeClick, mayAnswer, refuseAnswer, tellPrivately } from "./answer-rights.js";
@@ -49,6 +50,8 @@ export interface DispatcherOptions {
   logger: Logger;
   settings: GatewayConfig;
   observer?: DispatcherObserver;
+  /** Takes attachments in and posts the agent's files out; without it, messages are text only. */
+  media?: MediaDesk;
 }
 
 export const NOTICES = {
@@ -255,19 +258,35 @@ export class Dispatcher {
     const command = parseCommand(msg.text);
     if (command === "new") return this.startNewThread(slot, msg);
     if (command === "agent") return this.notify(slot, msg.ref, await this.conversations.agentCommand(slot.name, msg));
-    if (msg.text.trim() === "") return void (await this.notify(slot, msg.ref, NOTICES.nonText));
+    const withFiles = (msg.attachments?.length ?? 0) > 0 && this.options.media !== undefined;
+    if (msg.text.trim() === "" && !withFiles) return void (await this.notify(slot, msg.ref, NOTICES.nonText));
     const controller = this.claim(msg.ref.key);
     try {
       const target = await this.conversations.threadFor(slot.name, msg);
       const pending = await this.conversations.scopeOf(slot.name).store.getPending(target.threadId);
       if (pending && approvalOf(pending)) return await this.desk.text(slot, msg, pending);
-      if (pending) {
+      if (pending && !mayAnswer(slot.access, pending, msg)) {
         // In a shared group thread, someone else's message must neither answer nor abandon the question.
-        if (!mayAnswer(slot.access, pending, msg)) return await this.refuse(slot, msg, pending);
-        return await this.resume(slot, msg, pending, answerFromText(pending, msg.text), controller);
+        return await this.refuse(slot, msg, pending);
       }
       const { threadId, harness } = target;
-      await this.execute(slot, msg, threadId, (opts) => harness.run(threadId, msg.text, opts), controller);
+      let text = msg.text;
+      let images: RunImage[] | undefined;
+      if (withFiles && this.options.media) {
+        const intake = await this.options.media.intake(this.channelOf(slot), msg, threadId, target.agent);
+        for (const notice of intake.notices) await this.notify(slot, msg.ref, notice);
+        if (intake.text.trim() === "" && intake.images.length === 0) return;
+        text = intake.text;
+        if (intake.images.length > 0) images = intake.images;
+      }
+      if (pending) return await this.resume(slot, msg, pending, answerFromText(pending, text), controller);
+      await this.execute(
+        slot,
+        msg,
+        threadId,
+        (opts) => harness.run(threadId, text, images ? { ...opts, images } : opts),
+        controller,
+      );
     } finally {
       this.release(msg.ref.key, controller);
     }
@@ -421,6 +440,11 @@ export class Dispatcher {
     }
     // Left running for the next process: the inbox entry must stay unfinished.
     if (outcome.kind === "error" && outcome.code === "detached") throw new LeftForNextProcess("running");
+    if (this.options.media && (outcome.kind === "done" || outcome.kind === "clarification")) {
+      for (const notice of await this.options.media.deliver(this.channelOf(slot), msg.ref, threadId)) {
+        await this.notify(slot, msg.ref, notice);
+      }
+    }
     if (outcome.kind === "done") {
       slot.counters.replies++;
       // A run of only tool calls (or blank text) posts nothing; silence would look like a lost message.

@@ -14,6 +14,7 @@ import { Command } from "@langchain/langgraph";
 import { AntlerError } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 import { silentLogger } from "../log/logger.js";
+import { userContent } from "./content.js";
 import { type LocalGraph, toLocalGraph } from "./graph.js";
 import { pendingInterrupts, resumeValue, toClarification } from "./interrupts.js";
 import type { McpServers } from "./mcp/index.js";
@@ -29,6 +30,7 @@ import type {
   Clarification,
   Harness,
   RunEvent,
+  RunImage,
   RunOptions,
   ThreadInfo,
 } from "./types.js";
@@ -208,8 +210,8 @@ export class AgentHarness implements Harness {
       try {
         input =
           settled && kind === "run" && typeof text === "string"
-            ? newMessage(text)
-            : await this.#input(threadId, kind, text, run.before, options.interruptId);
+            ? newMessage(text, options.images)
+            : await this.#input(threadId, kind, text, run.before, options.interruptId, options.images);
       } catch (err) {
         run.ended = true;
         if (err instanceof AntlerError && err.code === "approval_invalid") {
@@ -246,6 +248,7 @@ export class AgentHarness implements Harness {
     text: string | ApprovalAnswer,
     before: Set<string>,
     interruptId?: string,
+    images?: RunImage[],
   ): Promise<unknown> {
     const state = await this.#graph.getState({ configurable: { thread_id: threadId } });
     for (const m of messagesOf(state.values)) if (m.id) before.add(m.id);
@@ -260,7 +263,7 @@ export class AgentHarness implements Harness {
       // No run of ours is active, yet tool calls are open: the process running it died.
       await repairThread(this.#graph, threadId, { reason: "failed" });
     }
-    return newMessage(text);
+    return newMessage(text, images);
   }
 
   async *#stream(
@@ -335,9 +338,9 @@ export class AgentHarness implements Harness {
   }
 }
 
-/** The graph input of a run: the user's message. */
-function newMessage(text: string): { messages: BaseMessage[] } {
-  return { messages: [new HumanMessage({ content: text, id: randomUUID() })] };
+/** The graph input of a run: the user's message, with its images as blocks after the text. */
+function newMessage(text: string, images?: RunImage[]): { messages: BaseMessage[] } {
+  return { messages: [new HumanMessage({ content: userContent(text, images) as HumanMessage["content"], id: randomUUID() })] };
 }
 
 function messagesOf(values: unknown): BaseMessage[] {

@@ -85,6 +85,12 @@ export type RunEvent =
   /** The run failed. `message` is short and fit to show a chat user; the thread stays usable. */
   | { type: "error"; message: string; code: string };
 
+/** An image of the user's message, base64-encoded. */
+export interface RunImage {
+  mime: string;
+  base64: string;
+}
+
 /** Who is talking, for dynamic context and tracing. */
 export interface RunUser {
   id: string;
@@ -102,6 +108,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** The person behind this turn. */
   user?: RunUser;
+  /** Images sent with the message, for a model that reads them: they go in as image blocks after the text. */
+  images?: RunImage[];
   /** Free-form labels passed to middleware as run context (e.g. `{ channel: "slack" }`). */
   context?: Record<string, string>;
   /**

@@ -20,5 +20,5 @@ export {
   type TestGatewayOptions,
   testLogger,
 } from "./gateway.js";
-export { contentText, type MockModel, mockModelConfig, startMockModel } from "./mock-model.js";
+export { contentText, lastUserImages, type MockModel, mockModelConfig, startMockModel } from "./mock-model.js";
 export { type RecordedCall, type RecordingTools, recordingTools } from "./tools.js";

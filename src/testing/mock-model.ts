@@ -19,7 +19,7 @@ import { closeServer } from "../server/http.js";
 /** One message of a chat-completions request, as sent on the wire. */
 export interface WireMessage {
   role: "system" | "developer" | "user" | "assistant" | "tool";
-  content?: string | Array<{ type: string; text?: string }> | null;
+  content?: string | Array<{ type: string; text?: string; image_url?: { url?: string } }> | null;
   tool_calls?: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }>;
   tool_call_id?: string;
   name?: string;
@@ -69,6 +69,10 @@ export interface MockModel {
   setDefault(reply: MockReply | ((req: ChatCompletionRequest) => MockReply)): void;
   /** Number of replies still queued. */
   pending(): number;
+  /** Every `/audio/transcriptions` request: the uploaded file's name and bytes, and the model asked for. */
+  readonly transcriptions: Array<{ name: string; data: Uint8Array; model: string }>;
+  /** What `/audio/transcriptions` answers (default: `transcript of <file name>`). */
+  setTranscript(text: string | ((file: { name: string; data: Uint8Array }) => string)): void;
   close(): Promise<void>;
 }
 
@@ -84,6 +88,13 @@ export function contentText(content: WireMessage["content"]): string {
   return content.map((p) => p.text ?? "").join("");
 }
 
+/** The images of the newest user message in a request, as the data or http URLs the model received. */
+export function lastUserImages(req: ChatCompletionRequest): string[] {
+  const user = [...req.messages].reverse().find((m) => m.role === "user");
+  if (!user || typeof user.content === "string" || !user.content) return [];
+  return user.content.filter((p) => p.type === "image_url").map((p) => p.image_url?.url ?? "");
+}
+
 /** The text of the newest user message in a request. */
 export function lastUserText(req: ChatCompletionRequest): string {
   const user = [...req.messages].reverse().find((m) => m.role === "user");
@@ -97,6 +108,8 @@ export async function startMockModel(options: MockModelOptions = {}): Promise<Mo
   const queue: MockReply[] = [];
   const stalled = new Set<ServerResponse>();
   let fallback: MockReply | ((req: ChatCompletionRequest) => MockReply) = defaultReply;
+  const transcriptions: MockModel["transcriptions"] = [];
+  let transcript: string | ((file: { name: string; data: Uint8Array }) => string) = (file) => `transcript of ${file.name}`;
   let counter = 0;
   const nextId = () => (options.repeatIds ? "chatcmpl-repeated" : `chatcmpl-mock-${++counter}`);
 
@@ -111,6 +124,10 @@ export async function startMockModel(options: MockModelOptions = {}): Promise<Mo
     const url = new URL(req.url ?? "/", "http://mock");
     if (req.method === "GET" && url.pathname === "/v1/models") {
       sendJson(res, 200, { object: "list", data: [{ id: "mock-model", object: "model" }] });
+      return;
+    }
+    if (req.method === "POST" && url.pathname === "/v1/audio/transcriptions") {
+      await transcribe(req, res);
       return;
     }
     if (req.method !== "POST" || url.pathname !== "/v1/chat/completions") {
@@ -134,6 +151,32 @@ export async function startMockModel(options: MockModelOptions = {}): Promise<Mo
     await respond(res, body, reply, nextId(), req.headers.authorization, stalled);
   }
 
+  /** OpenAI's transcription endpoint: multipart `file` and `model`, answered `{text}`. */
+  async function transcribe(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    let form: FormData;
+    try {
+      form = await new Request("http://mock/", {
+        method: "POST",
+        headers: { "content-type": req.headers["content-type"] ?? "" },
+        body: Buffer.concat(chunks),
+      }).formData();
+    } catch {
+      sendError(res, 400, "Could not parse multipart form", "invalid_request_error");
+      return;
+    }
+    const file = form.get("file");
+    const model = form.get("model");
+    if (!(file instanceof Blob) || typeof model !== "string" || !model) {
+      sendError(res, 400, "you must provide a file and a model", "invalid_request_error");
+      return;
+    }
+    const entry = { name: (file as File).name ?? "", data: new Uint8Array(await file.arrayBuffer()), model };
+    transcriptions.push(entry);
+    sendJson(res, 200, { text: typeof transcript === "function" ? transcript(entry) : transcript });
+  }
+
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
   const { port } = server.address() as AddressInfo;
@@ -148,6 +191,10 @@ export async function startMockModel(options: MockModelOptions = {}): Promise<Mo
       fallback = reply;
     },
     pending: () => queue.length,
+    transcriptions,
+    setTranscript: (text) => {
+      transcript = text;
+    },
     close: () => {
       for (const res of stalled) res.destroy();
       return closeServer(server);
@@ -173,6 +220,11 @@ function validateRequest(body: ChatCompletionRequest): string | undefined {
   if (!Array.isArray(body.messages) || body.messages.length === 0) return "'messages' must contain at least one message";
   const open = new Set<string>();
   for (const [i, m] of body.messages.entries()) {
+    for (const part of Array.isArray(m.content) ? m.content : []) {
+      if (part.type === "text" && typeof part.text === "string") continue;
+      if (part.type === "image_url" && /^(data:image\/[\w.+-]+;base64,|https?:\/\/)/.test(part.image_url?.url ?? "")) continue;
+      return `Invalid content part in messages[${i}]: expected text or an image_url with a data: or http(s) URL`;
+    }
     if (m.role === "tool") {
       if (!m.tool_call_id || !open.has(m.tool_call_id)) {
         return `Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls' (messages[${i}])`;

@@ -58,6 +58,10 @@ export function loopbackDriver(options: { buttons: boolean; edits: boolean }): C
       });
     },
     botMessages: (): VisibleMessage[] => visible(world, "dm1"),
+    async userSendsFile(file) {
+      await world.userSendsFile(file);
+    },
+    botFiles: () => world.sentFiles.filter((f) => f.chatId === "dm1").map(({ name, data, kind }) => ({ name, data, kind })),
     group: groupOf(world, options.buttons),
     async close() {},
   };

@@ -12,14 +12,22 @@ import type {
   ChannelCapabilities,
   ChannelContext,
   ConversationRef,
+  InboundAttachment,
   InboundMessage,
   InboundSink,
   MessageHandle,
   NativeStream,
   NativeStreamLimits,
   OutboundContent,
+  OutboundFile,
 } from "../../src/channels/types.js";
-import { ChannelError, NotModifiedError, PlatformNotFoundError, PlatformRateLimitError } from "../../src/errors.js";
+import {
+  ChannelError,
+  FileTooLargeError,
+  NotModifiedError,
+  PlatformNotFoundError,
+  PlatformRateLimitError,
+} from "../../src/errors.js";
 
 export interface LoopbackMessage {
   id: string;
@@ -184,6 +192,36 @@ export class LoopbackWorld {
       user: { id: opts.userId ?? "u1", name: opts.userName ?? "User One" },
       text,
       mentioned: opts.mentioned ?? ref.chatType === "direct",
+      sentAt: Date.now(),
+    };
+    await this.deliver(msg);
+    return msg;
+  }
+
+  /** Bytes of the files users sent, by file id; `download` reads them. */
+  readonly uploads = new Map<string, Uint8Array>();
+  /** Files the bot posted, as a user downloads them. */
+  readonly sentFiles: Array<{ chatId: string; name: string; mime: string; data: Uint8Array; kind: "image" | "file" }> = [];
+
+  /** The user sends a file (with an optional caption) in the DM. */
+  async userSendsFile(file: {
+    kind: "image" | "file" | "audio";
+    name: string;
+    mime: string;
+    data: Uint8Array;
+    caption?: string;
+  }): Promise<InboundMessage> {
+    const fileId = `file${this.seq}`;
+    this.uploads.set(fileId, new Uint8Array(file.data));
+    const channel = this.requireChannel();
+    const msg: InboundMessage = {
+      channel: channel.name,
+      eventId: `ev${this.seq++}`,
+      ref: { channel: channel.name, key: `${channel.name}:w:dm1`, chatId: "dm1", chatType: "direct" },
+      user: { id: "u1", name: "User One" },
+      text: file.caption ?? "",
+      mentioned: true,
+      attachments: [{ kind: file.kind, name: file.name, mime: file.mime, size: file.data.byteLength, source: { fileId } }],
       sentAt: Date.now(),
     };
     await this.deliver(msg);
@@ -466,6 +504,18 @@ export class LoopbackChannel extends LifecycleChannel implements Channel {
 
   async typing(ref: ConversationRef): Promise<void> {
     this.world.noteTyping(ref.chatId);
+  }
+
+  async download(_msg: InboundMessage, attachment: InboundAttachment, maxBytes: number): Promise<Uint8Array> {
+    const data = this.world.uploads.get(String(attachment.source.fileId));
+    if (!data) throw new PlatformNotFoundError(this.name, "no such file");
+    if (data.byteLength > maxBytes) throw new FileTooLargeError(this.name, maxBytes, data.byteLength);
+    return data;
+  }
+
+  async sendFile(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle> {
+    this.world.sentFiles.push({ chatId: ref.chatId, name: file.name, mime: file.mime, data: file.data, kind: file.kind });
+    return { id: `file${this.world.sentFiles.length}`, ref };
   }
 
   private openStream(ref: ConversationRef): NativeStream {

@@ -20,12 +20,22 @@ import type { RemoteAgentConfig } from "../../config/schema.js";
 import { AntlerError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { silentLogger } from "../../log/logger.js";
+import { userContent } from "../content.js";
 import { pendingInterrupts, resumeValue, toClarification } from "../interrupts.js";
 import { CLOSED_CALL_TEXT, closeOpenCalls, turnStored } from "../repair.js";
 import { MESSAGES } from "../run-errors.js";
 import { anyReplyNode, RunTranslator, replyFromState } from "../run-events.js";
 import { checkToolArgs } from "../tool-args.js";
-import type { AgentStatus, ApprovalAnswer, ApprovalRequest, Harness, RunEvent, RunOptions, ThreadInfo } from "../types.js";
+import type {
+  AgentStatus,
+  ApprovalAnswer,
+  ApprovalRequest,
+  Harness,
+  RunEvent,
+  RunImage,
+  RunOptions,
+  ThreadInfo,
+} from "../types.js";
 import type { UsageSink, UsageTarget } from "../usage.js";
 import { loggable, RemoteRunError, toRemoteFailure } from "./errors.js";
 import { endedWithQuestion, messagesIn, toStreamedMessage, toUpdate } from "./messages.js";
@@ -63,8 +73,8 @@ interface RemoteRun {
 
 type Payload = { input: Record<string, unknown> } | { command: { resume: unknown } };
 
-function userInput(text: string): Record<string, unknown> {
-  return { messages: [{ type: "human", content: text, id: randomUUID() }] };
+function userInput(text: string, images?: RunImage[]): Record<string, unknown> {
+  return { messages: [{ type: "human", content: userContent(text, images), id: randomUUID() }] };
 }
 
 function ids(messages: readonly BaseMessage[]): Set<string> {
@@ -258,7 +268,7 @@ export class RemoteHarness implements Harness {
         const payload =
           start.kind === "resume"
             ? await this.#resumePayload(threadId, start.text, options.interruptId)
-            : { input: userInput(start.text) };
+            : { input: userInput(start.text, options.images) };
         if (!payload) {
           run.ended = true;
           yield { type: "error", code: "no_pending", message: MESSAGES.no_pending };

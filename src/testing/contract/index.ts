@@ -11,12 +11,14 @@
 import { afterEach, beforeEach, describe, expect } from "vitest";
 import type { ContractDriver } from "../driver.js";
 import { freePort, startTestGateway, type TestGateway, type TestGatewayOptions } from "../gateway.js";
+import { startMockModel } from "../mock-model.js";
 import { recordingTools } from "../tools.js";
 import { APPROVALS, approvalContract } from "./approval.js";
 import { conversationContract } from "./conversation.js";
 import { deliveryContract } from "./delivery.js";
 import { groupContract, withApprover } from "./group.js";
 import { lifecycleContract } from "./lifecycle.js";
+import { CONTRACT_MAX_FILE_MB, mediaContract } from "./media.js";
 import { routesContract } from "./routes.js";
 import { CONTRACT_PARTS, type ContractContext, type ContractPart } from "./shared.js";
 
@@ -44,6 +46,7 @@ const PARTS: Record<ContractPart, (current: () => ContractContext) => void> = {
   routes: routesContract,
   group: groupContract,
   approval: approvalContract,
+  media: mediaContract,
 };
 
 export function channelContract(
@@ -70,8 +73,17 @@ export function channelContract(
       const agent = noApprovals
         ? given.agent
         : { ...given.agent, approvals: { ...APPROVALS, ...(given.agent?.approvals as object | undefined) } };
+      // The model reads images, and transcribes voice at its own endpoint; files are capped at 1 MB.
+      const model = given.model ?? (await startMockModel());
+      const sections = given.sections ?? {};
       const gatewayOptions: TestGatewayOptions = {
         ...given,
+        model,
+        modelConfig: { supports_vision: true, ...given.modelConfig },
+        sections: {
+          ...sections,
+          media: { max_file_mb: CONTRACT_MAX_FILE_MB, transcription: { base_url: model.url }, ...(sections.media as object) },
+        },
         ...(agent ? { agent } : {}),
         tools: [...(given.tools ?? []), ...recording.tools],
         channels,
@@ -84,6 +96,7 @@ export function channelContract(
           driver,
           gateway: running.gateway,
           model: running.model,
+          dir: running.dir,
           toolCalls: recording.calls,
           ...(noApprovals ? { noApprovals } : {}),
           async restart() {

@@ -6,7 +6,7 @@ import { contentText, type MockModel } from "../mock-model.js";
 import type { RecordedCall } from "../tools.js";
 
 /** The names of the contract's parts, one file each; `parts` and `skip` in the options take them. */
-export const CONTRACT_PARTS = ["conversation", "delivery", "lifecycle", "routes", "group", "approval"] as const;
+export const CONTRACT_PARTS = ["conversation", "delivery", "lifecycle", "routes", "group", "approval", "media"] as const;
 export type ContractPart = (typeof CONTRACT_PARTS)[number];
 
 /** The running test's world: a whole gateway with the driver's channel, and the mock model behind it. */
@@ -14,6 +14,8 @@ export interface ContractContext {
   driver: ContractDriver;
   gateway: Gateway;
   model: MockModel;
+  /** The gateway's folder: its database, and `files/` with a folder per thread. */
+  dir: string;
   /** Calls the recording tools (tools.ts) ran in this test, oldest first. */
   toolCalls: RecordedCall[];
   /**

@@ -1,0 +1,225 @@
+/**
+ * Files, images and voice between the chat and the agent. When a message with attachments runs,
+ * `intake` checks each one against `media:` (type and size), downloads it through its channel,
+ * stores it in the thread's folder, and turns it into what the model reads: images as image
+ * blocks (for a model marked `supports_vision`), voice notes as their transcript, and every file
+ * listed in the message so the agent can `read_file` it. After the run, `deliver` posts the files
+ * the agent chose with `send_file`. Whatever is refused gets a notice, and the message's text is
+ * still handled.
+ */
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import type { Channel, ConversationRef, InboundAttachment, InboundMessage } from "../channels/types.js";
+import type { MediaConfig } from "../config/schema.js";
+import { errorMessage, FileTooLargeError } from "../errors.js";
+import type { FileOutbox, ThreadFile, ThreadFiles } from "../harness/files.js";
+import type { RunImage } from "../harness/types.js";
+import type { Logger } from "../log/logger.js";
+import { transcribe } from "./transcribe.js";
+
+export interface MediaDeskOptions {
+  config: MediaConfig;
+  files: ThreadFiles;
+  outbox: FileOutbox;
+  logger: Logger;
+  /** Whether the model behind `agent` reads images. */
+  vision(agent: string): boolean;
+}
+
+/** A message's attachments, made into the run's input. */
+export interface Intake {
+  /** The text the agent reads: transcripts, the user's text, and the list of stored files. */
+  text: string;
+  images: RunImage[];
+  /** What to tell the user first (refused files, an echoed transcript). */
+  notices: string[];
+}
+
+const BY_EXTENSION: Record<string, string> = {
+  ".pdf": "application/pdf",
+  ".txt": "text/plain",
+  ".md": "text/markdown",
+  ".csv": "text/csv",
+  ".json": "application/json",
+  ".html": "text/html",
+  ".png": "image/png",
+  ".jpg": "image/jpeg",
+  ".jpeg": "image/jpeg",
+  ".gif": "image/gif",
+  ".webp": "image/webp",
+  ".ogg": "audio/ogg",
+  ".oga": "audio/ogg",
+  ".opus": "audio/opus",
+  ".mp3": "audio/mpeg",
+  ".m4a": "audio/mp4",
+  ".wav": "audio/wav",
+  ".webm": "audio/webm",
+  ".amr": "audio/amr",
+};
+
+/** The MIME type a file name suggests, for files the platform sent without one. */
+export function mimeOf(name: string, given?: string): string {
+  const clean = given?.split(";")[0]?.trim().toLowerCase();
+  if (clean && clean !== "application/octet-stream") return clean;
+  return BY_EXTENSION[path.extname(name).toLowerCase()] ?? clean ?? "application/octet-stream";
+}
+
+/** The image type the bytes themselves show (platforms like Feishu name no type, or a wrong one). */
+export function sniffImage(data: Uint8Array): string | undefined {
+  const head = Buffer.from(data.subarray(0, 12));
+  if (head.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return "image/png";
+  if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return "image/jpeg";
+  if (head.subarray(0, 4).toString("latin1") === "GIF8") return "image/gif";
+  if (head.subarray(0, 4).toString("latin1") === "RIFF" && head.subarray(8, 12).toString("latin1") === "WEBP") return "image/webp";
+  return undefined;
+}
+
+/** Images a model reads directly; other image types are stored and listed. */
+const VIEWABLE = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+
+export class MediaDesk {
+  readonly maxBytes: number;
+
+  constructor(private readonly options: MediaDeskOptions) {
+    this.maxBytes = Math.floor(options.config.max_file_mb * 1024 * 1024);
+  }
+
+  allowed(mime: string): boolean {
+    return this.options.config.allowed_types.some((t) =>
+      t.endsWith("/*") ? mime.startsWith(t.slice(0, -1)) : mime === t.toLowerCase(),
+    );
+  }
+
+  async intake(channel: Channel, msg: InboundMessage, threadId: string, agent: string): Promise<Intake> {
+    const notices: string[] = [];
+    const images: RunImage[] = [];
+    const transcripts: string[] = [];
+    const listed: string[] = [];
+    const vision = this.options.vision(agent);
+    for (const attachment of msg.attachments ?? []) {
+      const stored = await this.take(channel, msg, threadId, attachment, notices);
+      if (!stored) continue;
+      const { file, data } = stored;
+      const mime = attachment.kind === "image" ? (sniffImage(data) ?? stored.mime) : stored.mime;
+      const about = `${file.name} (${mime}, ${sizeText(file.bytes)})`;
+      if (attachment.kind === "image" && vision && VIEWABLE.has(mime)) {
+        images.push({ mime, base64: Buffer.from(data).toString("base64") });
+        listed.push(`- ${about}: shown to you as an image`);
+      } else if (attachment.kind === "image") {
+        listed.push(`- ${about}: an image; you cannot see images here`);
+      } else if (attachment.kind === "audio") {
+        const text = await this.transcript(file, mime, data, notices);
+        if (text !== undefined) {
+          transcripts.push(`[Voice note ${file.name}]: ${text}`);
+          if (this.options.config.transcription.echo) notices.push(`🎤 “${text}”`);
+          listed.push(`- ${about}: a voice note, transcribed above`);
+        } else {
+          listed.push(`- ${about}: a voice note that could not be transcribed`);
+        }
+      } else {
+        listed.push(`- ${about}: read it with read_file`);
+      }
+    }
+    const parts = [...transcripts];
+    if (msg.text.trim()) parts.push(msg.text);
+    if (listed.length > 0) {
+      parts.push(
+        `<uploaded_files>\nThe user sent these files with this message; they are in this conversation's files:\n${listed.join("\n")}\n</uploaded_files>`,
+      );
+    }
+    return { text: parts.join("\n\n"), images, notices };
+  }
+
+  /** Posts the files the agent chose with `send_file` in this run; returns notices for those that could not go. */
+  async deliver(channel: Channel, ref: ConversationRef, threadId: string): Promise<string[]> {
+    const notices: string[] = [];
+    for (const file of this.options.outbox.take(threadId)) {
+      if (!channel.sendFile) {
+        notices.push(`This chat cannot receive files, so “${file.name}” was not sent.`);
+        continue;
+      }
+      const limit = Math.min(this.maxBytes, channel.maxUploadBytes ?? Number.POSITIVE_INFINITY);
+      if (file.bytes > limit) {
+        notices.push(
+          `“${file.name}” is ${sizeText(file.bytes)}, over the ${sizeText(limit)} this chat takes, so it was not sent.`,
+        );
+        continue;
+      }
+      const mime = mimeOf(file.name);
+      try {
+        const data = new Uint8Array(await readFile(file.path));
+        await channel.sendFile(ref, { name: file.name, mime, data, kind: VIEWABLE.has(mime) ? "image" : "file" });
+      } catch (err) {
+        this.options.logger.warn({ err: errorMessage(err), file: file.name }, "sending a file failed");
+        notices.push(`I couldn't send “${file.name}”: ${errorMessage(err)}`);
+      }
+    }
+    return notices;
+  }
+
+  /** Checks, downloads and stores one attachment; undefined (with a notice) when it is refused. */
+  private async take(
+    channel: Channel,
+    msg: InboundMessage,
+    threadId: string,
+    attachment: InboundAttachment,
+    notices: string[],
+  ): Promise<{ file: ThreadFile; mime: string; data: Uint8Array } | undefined> {
+    const name = attachment.name || "file";
+    const mime = mimeOf(name, attachment.mime);
+    if (!this.allowed(mime)) {
+      notices.push(`I can't take “${name}” (${mime}): this chat accepts ${this.options.config.allowed_types.join(", ")}.`);
+      return undefined;
+    }
+    if (attachment.size !== undefined && attachment.size > this.maxBytes) {
+      notices.push(tooLarge(name, attachment.size, this.maxBytes));
+      return undefined;
+    }
+    if (!channel.download) {
+      notices.push(`This chat cannot pass files to the agent, so I didn't read “${name}”.`);
+      return undefined;
+    }
+    let data: Uint8Array;
+    try {
+      data = await channel.download(msg, attachment, this.maxBytes);
+    } catch (err) {
+      if (err instanceof FileTooLargeError) {
+        notices.push(tooLarge(name, err.size, this.maxBytes));
+        return undefined;
+      }
+      this.options.logger.warn({ err: errorMessage(err), channel: msg.channel, file: name }, "downloading an attachment failed");
+      notices.push(`I couldn't download “${name}”. Please send it again.`);
+      return undefined;
+    }
+    if (data.byteLength > this.maxBytes) {
+      notices.push(tooLarge(name, data.byteLength, this.maxBytes));
+      return undefined;
+    }
+    return { file: await this.options.files.save(threadId, name, data), mime, data };
+  }
+
+  private async transcript(file: ThreadFile, mime: string, data: Uint8Array, notices: string[]): Promise<string | undefined> {
+    if (!this.options.config.transcription.base_url) {
+      notices.push(`Voice notes can't be transcribed here, so I couldn't listen to “${file.name}”.`);
+      return undefined;
+    }
+    try {
+      return await transcribe(this.options.config.transcription, { name: file.name, mime, data });
+    } catch (err) {
+      this.options.logger.warn({ err: errorMessage(err), file: file.name }, "transcribing a voice note failed");
+      notices.push(`I couldn't transcribe “${file.name}”. Please try again, or type it.`);
+      return undefined;
+    }
+  }
+}
+
+function tooLarge(name: string, size: number | undefined, max: number): string {
+  const what = size === undefined ? `“${name}” is larger than` : `“${name}” is ${sizeText(size)}, over`;
+  return `${what} the ${sizeText(max)} limit, so I didn't read it.`;
+}
+
+export function sizeText(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}

@@ -147,6 +147,19 @@ describe("telegram media download limits", () => {
     expect(rig.fake.fileDownloads).toHaveLength(0);
   });
 
+  it("when neither the message nor getFile states the size, the download itself stops at maxBytes", async () => {
+    rig = await startRig();
+    rig.fake.sendDocument(DM, alice, randomBytes(5000), "big.bin");
+    const msg = await next(rig);
+    rig.fake.api.getFileStatesSize = false;
+    const { size: _, ...unsized } = attachmentOf(msg);
+    const err = await rig.channel.download(msg, unsized, 4999).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FileTooLargeError);
+    expect(err).toMatchObject({ maxBytes: 4999 });
+    expect(rig.fake.fileDownloads).toHaveLength(1);
+    expect(Buffer.from(await rig.channel.download(msg, unsized, 5000))).toHaveLength(5000);
+  });
+
   it("files past the Bot API's 20 MB download limit: refused up front, and getFile's 'file is too big' maps to the same error", async () => {
     rig = await startRig();
     rig.fake.sendDocument(DM, alice, new Uint8Array(DOWNLOAD_LIMIT + 1), "video.mkv");

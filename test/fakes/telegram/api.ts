@@ -46,6 +46,8 @@ type Params = Record<string, unknown>;
 
 export class BotApi {
   readonly callbacks = new Map<string, CallbackRecord>();
+  /** getFile states `file_size`; the Bot API marks it optional, so tests can turn it off. */
+  getFileStatesSize = true;
 
   constructor(
     readonly bot: FakeUser & { username: string },
@@ -166,7 +168,7 @@ export class BotApi {
     return {
       file_id: file.file_id,
       file_unique_id: file.file_unique_id,
-      file_size: file.data.byteLength,
+      ...(this.getFileStatesSize ? { file_size: file.data.byteLength } : {}),
       file_path: file.file_path,
     };
   }

@@ -1,6 +1,7 @@
 /**
  * A small DingTalk OpenAPI client over Node's fetch: the app access token (cached until
- * shortly before it expires), JSON calls with the token header, and sessionWebhook posts.
+ * shortly before it expires), JSON calls with the token header, multipart posts to the older
+ * oapi host (token in the query), and sessionWebhook posts.
  * Every platform failure goes through `mapDingTalkError` (map-error.ts), the adapter's one mapper.
  */
 import { ChannelError, PlatformAuthError } from "../../errors.js";
@@ -12,6 +13,8 @@ const TOKEN_MARGIN_MS = 5 * 60_000;
 export interface DingTalkApiOptions {
   channel: string;
   apiBase: string;
+  /** Base of the older API host (media upload). */
+  oapiBase: string;
   clientId: string;
   clientSecret: string;
 }
@@ -25,9 +28,11 @@ export class DingTalkApi {
   private token: CachedToken | undefined;
   private tokenRequest: Promise<string> | undefined;
   private readonly base: string;
+  private readonly oapiBase: string;
 
   constructor(private readonly options: DingTalkApiOptions) {
     this.base = options.apiBase.replace(/\/+$/, "");
+    this.oapiBase = options.oapiBase.replace(/\/+$/, "");
   }
 
   /** The app access token, fetched once and reused until shortly before it expires. */
@@ -49,20 +54,37 @@ export class DingTalkApi {
     return value;
   }
 
-  /**
-   * Calls an OpenAPI endpoint with the access token. A cached token DingTalk rejects (revoked,
-   * expired early) is dropped and the call is made once more with a fresh one.
-   */
+  /** Calls an OpenAPI endpoint (api_base) with the access token in its header. */
   async call(method: string, path: string, body: unknown, what: string): Promise<Record<string, unknown>> {
+    return this.withToken((token) => this.request(method, path, body, token, what));
+  }
+
+  /**
+   * POSTs a multipart form to an endpoint of the older host (oapi_base), the token in the
+   * `access_token` query parameter as that host wants it.
+   */
+  async postForm(path: string, query: Record<string, string>, form: FormData, what: string) {
+    return this.withToken((token) => {
+      const url = new URL(`${this.oapiBase}${path}`);
+      for (const [k, v] of Object.entries({ ...query, access_token: token })) url.searchParams.set(k, v);
+      return this.exchange(url.href, { method: "POST", body: form }, what);
+    });
+  }
+
+  /**
+   * Runs `fn` with the access token. A cached token DingTalk rejects (revoked, expired early) is
+   * dropped and `fn` runs once more with a fresh one.
+   */
+  private async withToken<T>(fn: (token: string) => Promise<T>): Promise<T> {
     const cached = this.token !== undefined && Date.now() < this.token.refreshAt;
     const token = await this.accessToken();
     try {
-      return await this.request(method, path, body, token, what);
+      return await fn(token);
     } catch (err) {
       if (!(err instanceof PlatformAuthError)) throw err;
       if (this.token?.value === token) this.token = undefined;
       if (!cached) throw err;
-      return this.request(method, path, body, await this.accessToken(), what);
+      return fn(await this.accessToken());
     }
   }
 
@@ -75,12 +97,17 @@ export class DingTalkApi {
     return this.send(method, `${this.base}${path}`, body, token, what);
   }
 
-  private async send(method: string, url: string, body: unknown, token: string | undefined, what: string) {
+  private send(method: string, url: string, body: unknown, token: string | undefined, what: string) {
     const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
     if (token) headers["x-acs-dingtalk-access-token"] = token;
+    return this.exchange(url, { method, headers, body: JSON.stringify(body) }, what);
+  }
+
+  /** One HTTP call whose answer is JSON; a non-2xx status or a non-zero `errcode` is thrown, mapped. */
+  private async exchange(url: string, init: RequestInit, what: string): Promise<Record<string, unknown>> {
     let res: Response;
     try {
-      res = await fetch(url, { method, headers, body: JSON.stringify(body) });
+      res = await fetch(url, init);
     } catch (err) {
       throw new ChannelError(this.options.channel, "network", `${what} failed: ${(err as Error).message}`, { cause: err });
     }

@@ -8,6 +8,7 @@ import { num } from "../../config/schema.js";
 import { accessConfigShape } from "../access.js";
 
 export const DEFAULT_API_BASE = "https://api.dingtalk.com";
+export const DEFAULT_OAPI_BASE = "https://oapi.dingtalk.com";
 export const DEFAULT_GATEWAY_URL = "https://api.dingtalk.com/v1.0/gateway/connections/open";
 
 export const DingTalkChannelConfig = z.strictObject({
@@ -27,6 +28,11 @@ export const DingTalkChannelConfig = z.strictObject({
   card_buttons_key: z.string().optional(),
   /** OpenAPI base URL (tests point it at a fake). */
   api_base: z.string().url().default(DEFAULT_API_BASE),
+  /**
+   * Base URL of DingTalk's older API host, which still serves the media upload behind
+   * `sendFile` (tests point it at a fake). Same access token as `api_base`.
+   */
+  oapi_base: z.string().url().default(DEFAULT_OAPI_BASE),
   /** Stream-mode gateway URL (tests point it at a fake). */
   gateway_url: z.string().url().default(DEFAULT_GATEWAY_URL),
   /**

@@ -4,6 +4,7 @@
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { ConversationRef, InboundMessage, JsonValue } from "../types.js";
+import { attachmentsOf, type RobotContent } from "./attachments.js";
 import type { CardClickParams } from "./card.js";
 
 /** A robot message as DingTalk delivers it (stream data or HTTP callback body). */
@@ -14,7 +15,8 @@ export interface RobotMessage {
   msgId: string;
   msgtype: string;
   text?: { content?: string };
-  content?: { richText?: Array<{ text?: string }>; recognition?: string };
+  /** Rich text, pictures, files, audio and video (see attachments.ts). */
+  content?: RobotContent;
   senderId: string;
   senderNick?: string;
   senderStaffId?: string;
@@ -45,11 +47,11 @@ export function conversationKey(
   return chat.scope === "user" ? `${name}:${corp}:${chat.cid}:${chat.user}` : `${name}:${corp}:${chat.cid}`;
 }
 
-function messageText(msg: RobotMessage): string | undefined {
+/** What the user wrote: a text, or the text runs of rich text. A voice note's transcript stays in its attachment. */
+function messageText(msg: RobotMessage): string {
   if (msg.msgtype === "text") return msg.text?.content ?? "";
   if (msg.msgtype === "richText") return (msg.content?.richText ?? []).map((p) => p.text ?? "").join("");
-  if (msg.msgtype === "audio") return msg.content?.recognition;
-  return undefined;
+  return "";
 }
 
 /**
@@ -76,10 +78,13 @@ export function robotMessageProblem(data: unknown): string | undefined {
   return undefined;
 }
 
-/** Translates a robot message; types Antler cannot read (pictures, files…) get empty text. */
+/**
+ * Translates a robot message. Pictures, files, voice notes and videos reach the core with empty
+ * text and their attachments; rich text keeps its text runs as text and its pictures as attachments.
+ */
 export function robotMessageToInbound(name: string, scope: SessionScope, msg: RobotMessage): InboundMessage | undefined {
-  // Types Antler cannot read (pictures, files…) reach the core with empty text, so the user hears so.
-  const raw = messageText(msg) ?? "";
+  const raw = messageText(msg);
+  const attachments = attachmentsOf(msg.msgtype, msg.content);
   const direct = msg.conversationType === "1";
   const user = senderOf(msg);
   const corp = msg.chatbotCorpId || msg.senderCorpId || "-";
@@ -109,6 +114,7 @@ export function robotMessageToInbound(name: string, scope: SessionScope, msg: Ro
     // Groups deliver only messages that @mention the robot.
     mentioned: direct || msg.isInAtList !== false,
     ...(fromBot ? { fromBot: true } : {}),
+    ...(attachments.length ? { attachments } : {}),
     sentAt: typeof msg.createAt === "number" ? msg.createAt : Date.now(),
   };
 }

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type DWClientDownStream, TOPIC_CARD, TOPIC_ROBOT } from "dingtalk-stream";
-import { ChannelError } from "../../errors.js";
+import { ChannelError, FileTooLargeError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { HttpError, readBody, sendJson } from "../../server/http.js";
 import { accessRulesFrom } from "../access.js";
@@ -17,18 +17,21 @@ import type {
   ChannelContext,
   ConversationRef,
   HttpMount,
+  InboundAttachment,
   InboundMessage,
   InboundSink,
   MessageHandle,
   NativeStream,
   NativeStreamLimits,
   OutboundContent,
+  OutboundFile,
 } from "../types.js";
 import { mountWebhook } from "../webhook-route.js";
 import { DingTalkApi } from "./api.js";
 import { CardApi, FLOW } from "./card.js";
 import { CardStream } from "./card-stream.js";
 import { DINGTALK_RENAMES, DingTalkChannelConfig } from "./config.js";
+import { downloadAttachment, MAX_UPLOAD_BYTES, sendFile } from "./files.js";
 import { dingtalkEmitter } from "./format.js";
 import {
   type CardCallback,
@@ -55,6 +58,7 @@ export class DingTalkChannel extends LifecycleChannel implements Channel {
   readonly capabilities: ChannelCapabilities;
   readonly access: AccessRules;
   readonly streamLimits?: NativeStreamLimits;
+  readonly maxUploadBytes = MAX_UPLOAD_BYTES;
   private readonly config: DingTalkChannelConfig;
   private readonly logger: Logger;
   private readonly http: HttpMount;
@@ -145,11 +149,26 @@ export class DingTalkChannel extends LifecycleChannel implements Channel {
     return new CardStream({ id, ref, extra: { card: true } }, cards, this.logger, (err) => this.fail(err));
   }
 
+  async download(msg: InboundMessage, attachment: InboundAttachment, maxBytes: number): Promise<Uint8Array> {
+    return this.guard(() => downloadAttachment(this.senderOptions(), msg.ref, attachment, maxBytes));
+  }
+
+  async sendFile(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle> {
+    const id = await this.guard(() => sendFile(this.senderOptions(), ref, file));
+    return { id, ref, extra: { card: false } };
+  }
+
   private makeApi(): DingTalkApi {
     const { client_id: clientId, client_secret: clientSecret } = this.config;
     if (!clientId) throw this.missing("client_id", "DINGTALK_CLIENT_ID");
     if (!clientSecret) throw this.missing("client_secret", "DINGTALK_CLIENT_SECRET");
-    return new DingTalkApi({ channel: this.name, apiBase: this.config.api_base, clientId, clientSecret });
+    return new DingTalkApi({
+      channel: this.name,
+      apiBase: this.config.api_base,
+      oapiBase: this.config.oapi_base,
+      clientId,
+      clientSecret,
+    });
   }
 
   private missing(key: string, env: string): ChannelError {
@@ -178,9 +197,10 @@ export class DingTalkChannel extends LifecycleChannel implements Channel {
   }
 
   private senderOptions() {
+    if (!this.api) throw new ChannelError(this.name, "not_started", "the DingTalk channel is not running");
     return {
       channel: this.name,
-      api: this.api as DingTalkApi,
+      api: this.api,
       logger: this.logger,
       robotCode: (r: ConversationRef) => this.robotCode(r),
     };
@@ -304,7 +324,8 @@ export class DingTalkChannel extends LifecycleChannel implements Channel {
     try {
       return await fn();
     } catch (err) {
-      this.fail(err);
+      // A file over a limit is the sender's, not the platform's: it leaves the status alone.
+      if (!(err instanceof FileTooLargeError)) this.fail(err);
       throw err;
     }
   }

@@ -14,6 +14,10 @@ const WEBHOOK_RETRY_MS = 3000;
 const ERRCODE_SESSION_GONE = 300001;
 /** sessionWebhook errcode "send too fast". */
 const ERRCODE_SEND_TOO_FAST = 130101;
+/** oapi errcodes of an invalid or expired access_token (answered with HTTP 200). */
+const ERRCODES_BAD_TOKEN = new Set([40014, 42001]);
+/** oapi media errcodes: bad media type, bad file type, bad file size. */
+const ERRCODES_MEDIA_REJECTED = new Set([40004, 40005, 40006]);
 
 /** What a failed call looked like on the wire. */
 export interface DingTalkFailure {
@@ -37,8 +41,16 @@ export function mapDingTalkError(channel: string, f: DingTalkFailure, what: stri
     return new PlatformRateLimitError(channel, wait, detail);
   }
   if (f.errcode === ERRCODE_SEND_TOO_FAST) return new PlatformRateLimitError(channel, WEBHOOK_RETRY_MS, detail);
-  if (f.status === 401 || f.code === "InvalidAuthentication" || /invalid.*(secret|token|client)/i.test(f.code ?? "")) {
+  if (
+    f.status === 401 ||
+    f.code === "InvalidAuthentication" ||
+    /invalid.*(secret|token|client)/i.test(f.code ?? "") ||
+    (f.errcode !== undefined && ERRCODES_BAD_TOKEN.has(f.errcode))
+  ) {
     return new PlatformAuthError(channel, detail);
+  }
+  if (f.errcode !== undefined && ERRCODES_MEDIA_REJECTED.has(f.errcode)) {
+    return new ChannelError(channel, "content_rejected", detail);
   }
   if (f.status === 404 || f.errcode === ERRCODE_SESSION_GONE || /notfound|not_exist/i.test(f.code ?? "")) {
     return new PlatformNotFoundError(channel, detail);

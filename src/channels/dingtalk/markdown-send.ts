@@ -39,12 +39,21 @@ export async function sendMarkdown(opts: MarkdownSenderOptions, ref: Conversatio
   return sendByRobot(opts, ref, title, markdown);
 }
 
-async function sendByRobot(opts: MarkdownSenderOptions, ref: ConversationRef, title: string, markdown: string) {
-  const common = {
-    robotCode: opts.robotCode(ref),
-    msgKey: "sampleMarkdown",
-    msgParam: JSON.stringify({ title, text: markdown }),
-  };
+function sendByRobot(opts: MarkdownSenderOptions, ref: ConversationRef, title: string, markdown: string) {
+  return sendRobotMessage(opts, ref, "sampleMarkdown", { title, text: markdown });
+}
+
+/**
+ * Sends one robot message of template `msgKey` through the proactive send APIs: the group send
+ * in groups, the one-to-one batch send (which needs the partner's staff id) in DMs. Returns an id.
+ */
+export async function sendRobotMessage(
+  opts: MarkdownSenderOptions,
+  ref: ConversationRef,
+  msgKey: string,
+  msgParam: Record<string, string>,
+): Promise<string> {
+  const common = { robotCode: opts.robotCode(ref), msgKey, msgParam: JSON.stringify(msgParam) };
   let data: Record<string, unknown>;
   if (ref.chatType === "group") {
     data = await opts.api.call(
@@ -59,7 +68,7 @@ async function sendByRobot(opts: MarkdownSenderOptions, ref: ConversationRef, ti
       throw new ChannelError(
         opts.channel,
         "not_supported",
-        "the sessionWebhook expired and the DM partner has no staff id to message",
+        `the DM partner has no staff id, which the robot API needs to send ${msgKey} outside the sessionWebhook`,
       );
     }
     data = await opts.api.call(

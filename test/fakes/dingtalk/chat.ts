@@ -38,9 +38,34 @@ export interface FakeMessage {
   card?: FakeCard;
 }
 
+/** A file or picture the robot posted, as users download it. */
+export interface FakeFile {
+  id: string;
+  conversationId: string;
+  /** `image` shows inline (sampleImageMsg); `file` is a document to download (sampleFile). */
+  kind: "image" | "file";
+  name: string;
+  mediaId: string;
+  data: Uint8Array;
+  /** Where a user's client downloads it from. */
+  url: string;
+}
+
 export class FakeChat {
   readonly messages: FakeMessage[] = [];
+  /** Files the robot posted; kept apart from `messages`, which hold what users read. */
+  readonly files: FakeFile[] = [];
   private seq = 0;
+
+  postFile(file: Omit<FakeFile, "id">): FakeFile {
+    const posted = { id: `file-${++this.seq}`, ...file };
+    this.files.push(posted);
+    return posted;
+  }
+
+  filesIn(conversationId: string): FakeFile[] {
+    return this.files.filter((f) => f.conversationId === conversationId);
+  }
 
   post(conversationId: string, via: "webhook" | "robot", title: string, markdown: string): FakeMessage {
     const text = plain(markdown);

@@ -1,5 +1,5 @@
 /** The contract driver over the fake DingTalk: a DM, and a group whose members all @mention the robot. */
-import type { ContractDriver, GroupDriver, GroupMember, VisibleMessage } from "../../contract/driver.js";
+import type { BotFile, ContractDriver, GroupDriver, GroupMember, UserFile, VisibleMessage } from "../../contract/driver.js";
 import { sleep } from "../../contract/gateway.js";
 import { ALICE, BOB, type Delivery, FakeDingTalk, type FakeUser } from "./index.js";
 
@@ -65,6 +65,18 @@ export async function dingTalkDriver(options: DriverOptions): Promise<ContractDr
     async userSays(text) {
       last = await fake.userSays(text);
     },
+    // In the same DM as userSays. DingTalk carries text with pictures only (as rich text): with any
+    // other file a user sends the file, then the words as a message of their own, and so does this.
+    async userSendsFile(file: UserFile) {
+      const { caption, ...rest } = file;
+      if (file.kind === "image" || caption === undefined) {
+        last = await fake.userSendsFile(file);
+        return;
+      }
+      last = await fake.userSendsFile(rest);
+      last = await fake.userSays(caption);
+    },
+    botFiles: (): BotFile[] => fake.filesIn(dm).map((f) => ({ name: f.name, data: f.data, kind: f.kind })),
     // Webhook: the status Antler answered. Stream: whether the frame was acked, given a moment.
     async lastDelivery() {
       if (!last) throw new Error("nothing was delivered yet");

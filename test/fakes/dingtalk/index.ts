@@ -1,19 +1,22 @@
 /**
  * A fake DingTalk on 127.0.0.1 for the dingtalk-stream SDK and Antler's OpenAPI client: the
  * stream gateway (connections/open + WebSocket with acked CALLBACK frames), the OpenAPI
- * (token, AI cards, robot sends), sessionWebhooks, and HTTP-mode robot callbacks with signatures.
- * Tests act as users (DMs, group @mentions, card clicks), inject faults, and read what users saw.
+ * (token, AI cards, robot sends, file downloads), the older host's media upload, sessionWebhooks,
+ * and HTTP-mode robot callbacks with signatures. Tests act as users (DMs, group @mentions, files,
+ * card clicks), inject faults, and read what users saw.
  */
 
 import { createHmac, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { closeServer } from "../../../src/server/http.js";
-import { FakeChat, type FakeMessage } from "./chat.js";
+import { FakeChat, type FakeFile, type FakeMessage } from "./chat.js";
+import { FakeFiles, fileMessage, type UserFileSpec } from "./files.js";
 import { type FakeApi, type FaultKind, OpenApi, type Reply, type Session, type TemplateSpec } from "./openapi.js";
 import { StreamGateway } from "./stream-gateway.js";
 
-export type { FakeMessage } from "./chat.js";
+export type { FakeFile, FakeMessage } from "./chat.js";
+export type { UserFileSpec } from "./files.js";
 export type { FakeApi, FaultKind, TemplateSpec } from "./openapi.js";
 
 export const TOPIC_ROBOT = "/v1.0/im/bot/messages/get";
@@ -77,6 +80,7 @@ export class FakeDingTalk {
   readonly chat = new FakeChat();
   readonly gateway: StreamGateway;
   readonly api: OpenApi;
+  readonly files: FakeFiles;
   readonly calls: Array<{ api: string; body: unknown; status: number; at: number }> = [];
   /** HTTP mode: where robot messages are POSTed (Antler's callback route). */
   callbackUrl: string | undefined;
@@ -95,6 +99,7 @@ export class FakeDingTalk {
     this.robotCode = opts.robotCode ?? this.clientId;
     this.webhookTtlMs = opts.webhookTtlMs ?? 90 * 60_000;
     this.gateway = new StreamGateway(this.clientId, opts.resendAfterMs ?? 60_000);
+    this.files = new FakeFiles(this.chat, this.robotCode, () => this.url);
     this.api = new OpenApi({
       clientId: this.clientId,
       clientSecret: this.clientSecret,
@@ -107,6 +112,7 @@ export class FakeDingTalk {
       isGroup: (cid) => this.groups.has(cid),
       streamingQps: opts.streamingQps ?? 20,
       webhookPerMinute: opts.webhookPerMinute ?? 20,
+      postFile: (cid, msgKey, param) => this.files.post(cid, msgKey, param),
     });
     this.server = createServer((req, res) => void this.handle(req, res));
     this.server.on("upgrade", (req, socket, head) => this.gateway.upgrade(req, socket, head));
@@ -124,8 +130,14 @@ export class FakeDingTalk {
   }
 
   /** The keys of a `dingtalk` channel section that point it at this fake: its app's credentials and URLs. */
-  connection(): { client_id: string; client_secret: string; api_base: string; gateway_url: string } {
-    return { client_id: this.clientId, client_secret: this.clientSecret, api_base: this.url, gateway_url: this.gatewayUrl };
+  connection(): { client_id: string; client_secret: string; api_base: string; oapi_base: string; gateway_url: string } {
+    return {
+      client_id: this.clientId,
+      client_secret: this.clientSecret,
+      api_base: this.url,
+      oapi_base: this.url,
+      gateway_url: this.gatewayUrl,
+    };
   }
 
   /** The next `times` calls to `api` fail with `kind`. */
@@ -155,6 +167,27 @@ export class FakeDingTalk {
     const user = opts.user ?? ALICE;
     if (opts.group && opts.mention === false) return undefined;
     return this.deliverRobot(this.robotMessage(text, user, opts.group), opts);
+  }
+
+  /**
+   * A user sends a file as DingTalk delivers it: a picture (`picture`, or `richText` with its
+   * caption), a document (`file`), a voice note (`audio`, with DingTalk's `recognition`) or a video.
+   */
+  async userSendsFile(file: UserFileSpec, opts: SayOptions = {}): Promise<Delivery | undefined> {
+    if (file.caption !== undefined && file.kind !== "image") {
+      throw new Error("fake dingtalk: DingTalk sends text with pictures only (as rich text), not with other files");
+    }
+    const user = opts.user ?? ALICE;
+    if (opts.group && opts.mention === false) return undefined;
+    const data = this.robotMessage("", user, opts.group);
+    delete data.text;
+    Object.assign(data, fileMessage(file, this.files.store(file), Boolean(opts.group)));
+    return this.deliverRobot(data, opts);
+  }
+
+  /** Files the robot posted in a conversation, oldest first. */
+  filesIn(conversationId: string): FakeFile[] {
+    return this.chat.filesIn(conversationId);
   }
 
   /** A message from the robot itself arrives (DingTalk does not do this; the contract checks it is ignored). */
@@ -278,6 +311,8 @@ export class FakeDingTalk {
     const url = new URL(req.url ?? "/", "http://x");
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
+    if (req.method === "GET" && url.pathname.startsWith("/files/")) return this.files.serve(url.pathname, res);
+    if (`${req.method} ${url.pathname}` === "POST /media/upload") return this.upload(req, url, Buffer.concat(chunks), res);
     let body: Record<string, unknown> = {};
     try {
       body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString("utf8")) : {};
@@ -308,7 +343,19 @@ export class FakeDingTalk {
     if (api === "card.create") return this.reply(res, api, body, this.api.createCard(body));
     if (api === "card.stream") return this.reply(res, api, body, this.api.streamCard(body));
     if (api === "card.update") return this.reply(res, api, body, this.api.updateCard(body));
-    return this.reply(res, api, body, this.api.robotSend(api, body));
+    if (api === "robot.download") return this.reply(res, api, body, this.files.downloadLink(body));
+    if (api === "robot.group" || api === "robot.dm") return this.reply(res, api, body, this.api.robotSend(api, body));
+    return this.reply(res, api, body, { status: 404, body: { code: "NotFound", message: route } });
+  }
+
+  /** The older host's media upload: multipart, token in the query, failures as `{errcode}` with HTTP 200. */
+  private async upload(req: IncomingMessage, url: URL, raw: Buffer, res: ServerResponse): Promise<void> {
+    const record = { type: url.searchParams.get("type"), bytes: raw.byteLength };
+    const injected = this.injected("media.upload");
+    if (injected) return this.reply(res, "media.upload", record, injected);
+    const tokenOk = (token: string | null) => !this.api.checkToken(token ?? undefined);
+    const reply = await this.files.upload(url.searchParams, headerOf(req, "content-type") ?? "", raw, tokenOk);
+    return this.reply(res, "media.upload", record, reply);
   }
 
   private injected(api: FakeApi): Reply | undefined {
@@ -338,6 +385,7 @@ function apiOf(route: string): FakeApi | undefined {
     "PUT /v1.0/card/instances": "card.update",
     "POST /v1.0/robot/groupMessages/send": "robot.group",
     "POST /v1.0/robot/oToMessages/batchSend": "robot.dm",
+    "POST /v1.0/robot/messageFiles/download": "robot.download",
     "POST /robot/sendBySession": "webhook",
   };
   return table[route];

@@ -7,7 +7,16 @@
 import { randomUUID } from "node:crypto";
 import type { FakeChat } from "./chat.js";
 
-export type FakeApi = "token" | "card.create" | "card.stream" | "card.update" | "webhook" | "robot.group" | "robot.dm";
+export type FakeApi =
+  | "token"
+  | "card.create"
+  | "card.stream"
+  | "card.update"
+  | "webhook"
+  | "robot.group"
+  | "robot.dm"
+  | "robot.download"
+  | "media.upload";
 export type FaultKind = "qps" | "too_fast" | "server" | "auth";
 
 export interface Reply {
@@ -39,12 +48,17 @@ export interface OpenApiWorld {
   isGroup(conversationId: string): boolean;
   streamingQps: number;
   webhookPerMinute: number;
+  /** Posts an uploaded file for a file `msgKey`; a refusal, or undefined once posted (files.ts). */
+  postFile(conversationId: string, msgKey: string, param: Record<string, unknown>): Reply | undefined;
 }
+
+/** msgKeys the robot send APIs take here: text and markdown, an uploaded image, an uploaded file. */
+const MSG_KEYS = new Set(["sampleMarkdown", "sampleText", "sampleImageMsg", "sampleFile"]);
 
 export const MSG_PARAM_MAX_BYTES = 15 * 1024;
 export const WEBHOOK_TEXT_MAX_BYTES = 20_000;
 
-const bad = (code: string, message: string, status = 400): Reply => ({
+export const bad = (code: string, message: string, status = 400): Reply => ({
   status,
   body: { code, message, requestid: randomUUID() },
 });
@@ -162,21 +176,30 @@ export class OpenApi {
 
   robotSend(api: "robot.group" | "robot.dm", body: Record<string, unknown>): Reply {
     if (body.robotCode !== this.w.robotCode) return bad("resource.not.found", "robot does not exist", 400);
-    if (body.msgKey !== "sampleMarkdown" && body.msgKey !== "sampleText") return bad("InvalidParameter", "unsupported msgKey");
+    const msgKey = String(body.msgKey ?? "");
+    if (!MSG_KEYS.has(msgKey)) return bad("InvalidParameter", "unsupported msgKey");
     const raw = String(body.msgParam ?? "");
     if (Buffer.byteLength(raw) > MSG_PARAM_MAX_BYTES) return bad("InvalidParameter.msgParam", "msgParam too long");
-    const param = JSON.parse(raw) as { title?: string; text?: string; content?: string };
-    const markdown = body.msgKey === "sampleMarkdown" ? String(param.text ?? "") : String(param.content ?? "");
-    let conversationId: string | undefined;
-    if (api === "robot.group") {
-      conversationId = this.w.isGroup(String(body.openConversationId)) ? String(body.openConversationId) : undefined;
-    } else {
-      const ids = body.userIds as string[] | undefined;
-      conversationId = ids?.length === 1 ? this.w.dmOf(ids[0] as string) : undefined;
-    }
+    const param = JSON.parse(raw) as Record<string, unknown>;
+    const conversationId = this.robotTarget(api, body);
     if (!conversationId) return bad("InvalidParameter", "unknown conversation or user");
-    this.w.chat.post(conversationId, "robot", String(param.title ?? ""), markdown);
+    if (msgKey === "sampleImageMsg" || msgKey === "sampleFile") {
+      const refused = this.w.postFile(conversationId, msgKey, param);
+      if (refused) return refused;
+    } else {
+      const markdown = msgKey === "sampleMarkdown" ? String(param.text ?? "") : String(param.content ?? "");
+      this.w.chat.post(conversationId, "robot", String(param.title ?? ""), markdown);
+    }
     return ok({ processQueryKey: `pqk-${randomUUID()}`, invalidStaffIdList: [], flowControlledStaffIdList: [] });
+  }
+
+  /** The conversation a robot send goes to: the group, or the DM with the one listed user. */
+  private robotTarget(api: "robot.group" | "robot.dm", body: Record<string, unknown>): string | undefined {
+    if (api === "robot.group") {
+      return this.w.isGroup(String(body.openConversationId)) ? String(body.openConversationId) : undefined;
+    }
+    const ids = body.userIds as string[] | undefined;
+    return ids?.length === 1 ? this.w.dmOf(ids[0] as string) : undefined;
   }
 
   webhook(session: string, body: Record<string, unknown>): Reply {

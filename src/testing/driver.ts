@@ -103,6 +103,11 @@ export interface ContractDriver {
   botEcho(text: string): Promise<void>;
   /** Bot messages in the test conversation, oldest first. */
   botMessages(): VisibleMessage[];
+  /**
+   * Documents can carry a caption (default true). False where the platform sends a document with
+   * no text at all (Feishu's file messages): the media part then sends them without one.
+   */
+  readonly fileCaptions?: boolean;
   /** The user sends a file; without it the contract's `media` part is skipped. */
   userSendsFile?(file: UserFile): Promise<void>;
   /** Files the bot posted in the test conversation, oldest first. */

@@ -2,7 +2,8 @@
  * The contract's media part: files, images and voice from the user to the agent, and a file from
  * the agent back to the user. Runs where the driver can send files (`userSendsFile`); the suite's
  * gateway marks the mock model as reading images, sends voice to the mock's transcription
- * endpoint, and takes files of up to 1 MB.
+ * endpoint, and takes files of up to 1 MB. A driver whose platform sends documents without text
+ * (`fileCaptions: false`) sends them without a caption.
  */
 import { readdirSync } from "node:fs";
 import path from "node:path";
@@ -77,11 +78,13 @@ export function mediaContract(current: () => ContractContext): void {
 
     it("a PDF can be read with read_file", async ({ skip }) => {
       const { driver, model, send } = ready(skip);
+      const captions = driver.fileCaptions !== false;
       model.enqueue({ toolCalls: [{ name: "read_file", args: { name: "report.pdf" } }] }, { text: "The numbers are up." });
-      await send({ kind: "file", name: "report.pdf", mime: "application/pdf", data: PDF, caption: "summarize this" });
+      const caption = captions ? { caption: "summarize this" } : {};
+      await send({ kind: "file", name: "report.pdf", mime: "application/pdf", data: PDF, ...caption });
       await eventually(withText(driver, "The numbers are up."), 15_000, "the reply");
       const first = model.requests.at(-2)!;
-      expect(lastUserText(first)).toContain("summarize this");
+      if (captions) expect(lastUserText(first)).toContain("summarize this");
       expect(lastUserText(first)).toContain("report.pdf");
       const toolResult = model.requests
         .at(-1)!
@@ -108,7 +111,8 @@ export function mediaContract(current: () => ContractContext): void {
       if (!files) throw new Error("the driver cannot list the bot's files");
       const notes = Buffer.from("Agenda\n1. Budget\n2. Hiring\n");
       model.enqueue({ toolCalls: [{ name: "send_file", args: { name: "notes.txt" } }] }, { text: "Here is your file back." });
-      await send({ kind: "file", name: "notes.txt", mime: "text/plain", data: notes, caption: "send this back to me" });
+      const caption = driver.fileCaptions !== false ? { caption: "send this back to me" } : {};
+      await send({ kind: "file", name: "notes.txt", mime: "text/plain", data: notes, ...caption });
       await eventually(withText(driver, "Here is your file back."), 15_000, "the reply");
       const sent = await eventually(() => files().find((f) => f.name === "notes.txt"), 15_000, "the file in the chat");
       expect(Buffer.from(sent.data).equals(notes)).toBe(true);
@@ -118,15 +122,24 @@ export function mediaContract(current: () => ContractContext): void {
       const ctx = ready(skip);
       const { driver, model, send } = ctx;
       const big = Buffer.alloc(Math.floor(CONTRACT_MAX_FILE_MB * 1024 * 1024 * 1.5), 7);
+      const captions = driver.fileCaptions !== false;
+      const before = model.requests.length;
       model.enqueue({ text: "I read your words." });
-      await send({ kind: "file", name: "huge.bin", mime: "application/octet-stream", data: big, caption: "and a question" });
+      const caption = captions ? { caption: "and a question" } : {};
+      await send({ kind: "file", name: "huge.bin", mime: "application/octet-stream", data: big, ...caption });
       await eventually(
         () => driver.botMessages().find((m) => /huge\.bin/.test(m.text) && /limit/.test(m.text)),
         15_000,
         "the notice",
       );
-      await eventually(withText(driver, "I read your words."), 15_000, "the reply to the text");
-      expect(lastUserText(model.requests.at(-1)!)).toContain("and a question");
+      if (captions) {
+        await eventually(withText(driver, "I read your words."), 15_000, "the reply to the text");
+        expect(lastUserText(model.requests.at(-1)!)).toContain("and a question");
+      } else {
+        // Nothing but the refused file: no run starts.
+        await sleep(500);
+        expect(model.requests.length).toBe(before);
+      }
       await sleep(100);
       expect(storedFiles(ctx)).toEqual([]);
     });

@@ -19,6 +19,8 @@ export class FeishuDriver implements ContractDriver {
   readonly minEditIntervalMs = 200;
   readonly streams = true;
   readonly buttons = true;
+  /** Feishu's file and audio messages carry no text: a caption comes only with a photo (a post). */
+  readonly fileCaptions = false;
   readonly webhook: boolean;
   /** The ack code (long connection) or HTTP status (webhook) the last user event got. */
   private lastCode: number | undefined;

@@ -206,8 +206,8 @@ describe("slack files: sendFile", () => {
   });
 
   it("refuses a file over Slack's limit before any call", async () => {
-    // Never written to, so the pages are not touched.
-    const huge = new Uint8Array(SLACK_MAX_UPLOAD_BYTES + 1);
+    // A gigabyte is not allocated: the adapter refuses on the length alone, before reading a byte.
+    const huge = Object.defineProperty(new Uint8Array(1), "byteLength", { value: SLACK_MAX_UPLOAD_BYTES + 1 });
     const err = await rig.channel
       .sendFile(dmRef, { name: "huge.bin", mime: "application/octet-stream", data: huge, kind: "file" })
       .catch((e: unknown) => e);

@@ -1,9 +1,9 @@
 /**
  * Attachments of DingTalk robot messages: pictures, files, voice notes, videos and the pictures
  * inside rich text become `InboundAttachment`s whose `source` carries the `downloadCode` that
- * `download` trades for a URL. DingTalk states no size and no MIME type for any of them: a
- * file's MIME type comes from its name's extension, and pictures and voice notes get made-up
- * names (`photo.jpg`, `voice.amr`) and no MIME type, since DingTalk does not say their format.
+ * `download` trades for a URL. DingTalk states no size and no MIME type for any of them (a video's
+ * `videoType` aside), so none is claimed: the core reads the type off the name or the bytes.
+ * Pictures and voice notes come without a name and get made-up ones (`photo.jpg`, `voice.amr`).
  */
 import type { InboundAttachment, JsonValue } from "../types.js";
 
@@ -42,36 +42,6 @@ export interface DingTalkSource {
   duration?: number | string;
 }
 
-/** MIME types by file-name extension, for the names DingTalk sends with files. */
-const MIME_BY_EXT: Record<string, string> = {
-  pdf: "application/pdf",
-  doc: "application/msword",
-  docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-  xls: "application/vnd.ms-excel",
-  xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-  ppt: "application/vnd.ms-powerpoint",
-  pptx: "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-  zip: "application/zip",
-  rar: "application/vnd.rar",
-  txt: "text/plain",
-  csv: "text/csv",
-  md: "text/markdown",
-  json: "application/json",
-  jpg: "image/jpeg",
-  jpeg: "image/jpeg",
-  png: "image/png",
-  gif: "image/gif",
-  bmp: "image/bmp",
-  webp: "image/webp",
-  mp3: "audio/mpeg",
-  wav: "audio/wav",
-  amr: "audio/amr",
-  m4a: "audio/mp4",
-  ogg: "audio/ogg",
-  mp4: "video/mp4",
-  mov: "video/quicktime",
-};
-
 /** Extensions whose files are voice or music: sent as a file, still read as audio. */
 const AUDIO_EXTS = new Set(["mp3", "wav", "amr", "m4a", "ogg", "aac", "opus", "flac"]);
 
@@ -79,11 +49,6 @@ const AUDIO_EXTS = new Set(["mp3", "wav", "amr", "m4a", "ogg", "aac", "opus", "f
 export function extensionOf(name: string): string {
   const dot = name.lastIndexOf(".");
   return dot > 0 ? name.slice(dot + 1).toLowerCase() : "";
-}
-
-/** The MIME type a file name stands for, when Antler knows its extension. */
-export function mimeOfName(name: string): string | undefined {
-  return MIME_BY_EXT[extensionOf(name)];
 }
 
 function attachment(kind: InboundAttachment["kind"], name: string, source: DingTalkSource, mime?: string): InboundAttachment {
@@ -114,13 +79,13 @@ export function attachmentsOf(msgtype: string, content: RobotContent | undefined
     return [attachment("audio", "voice.amr", { msgtype, downloadCode, ...duration, ...recognition })];
   }
   if (msgtype === "video") {
-    const name = `video.${isText(content.videoType) ? content.videoType.toLowerCase() : "mp4"}`;
-    return [attachment("file", name, { msgtype, downloadCode, ...duration }, mimeOfName(name))];
+    const type = isText(content.videoType) ? content.videoType.toLowerCase() : "mp4";
+    return [attachment("file", `video.${type}`, { msgtype, downloadCode, ...duration }, `video/${type}`)];
   }
   if (msgtype === "file") {
     const name = isText(content.fileName) ? content.fileName : "file";
     const kind = AUDIO_EXTS.has(extensionOf(name)) ? "audio" : "file";
-    return [attachment(kind, name, { msgtype, downloadCode }, mimeOfName(name))];
+    return [attachment(kind, name, { msgtype, downloadCode })];
   }
   return [];
 }

@@ -65,16 +65,11 @@ export async function dingTalkDriver(options: DriverOptions): Promise<ContractDr
     async userSays(text) {
       last = await fake.userSays(text);
     },
-    // In the same DM as userSays. DingTalk carries text with pictures only (as rich text): with any
-    // other file a user sends the file, then the words as a message of their own, and so does this.
+    // DingTalk carries text with pictures only (as rich text); files, voice and video come bare.
+    fileCaptions: false,
+    // In the same DM as userSays.
     async userSendsFile(file: UserFile) {
-      const { caption, ...rest } = file;
-      if (file.kind === "image" || caption === undefined) {
-        last = await fake.userSendsFile(file);
-        return;
-      }
-      last = await fake.userSendsFile(rest);
-      last = await fake.userSays(caption);
+      last = await fake.userSendsFile(file);
     },
     botFiles: (): BotFile[] => fake.filesIn(dm).map((f) => ({ name: f.name, data: f.data, kind: f.kind })),
     // Webhook: the status Antler answered. Stream: whether the frame was acked, given a moment.

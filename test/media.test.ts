@@ -6,6 +6,7 @@
 import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import type { StructuredToolInterface } from "@langchain/core/tools";
 import { afterEach, describe, expect, it } from "vitest";
 import { FileOutbox, safeFileName, ThreadFiles } from "../src/harness/files.js";
 import { fileTools } from "../src/harness/tools/files.js";
@@ -80,6 +81,25 @@ describe("attachments into the agent", () => {
     expect(gw.model.transcriptions).toHaveLength(0);
   });
 
+  it("uses the platform's own transcript when no endpoint is configured", async () => {
+    const { world, gw } = await boot();
+    world.uploads.set("v1", Buffer.from("#!AMR"));
+    gw.model.enqueue({ text: "Heard you." });
+    await world.deliver({
+      channel: "loop",
+      eventId: "voice-1",
+      ref: { channel: "loop", key: "loop:w:dm1", chatId: "dm1", chatType: "direct" },
+      user: { id: "u1" },
+      text: "",
+      mentioned: true,
+      attachments: [{ kind: "audio", name: "voice.amr", source: { fileId: "v1", recognition: "meet at noon" } }],
+      sentAt: Date.now(),
+    });
+    await eventually(() => texts(world).includes("Heard you."), 10_000, "the reply");
+    expect(lastUserText(gw.model.requests.at(-1)!)).toContain("[Voice note voice.amr]: meet at noon");
+    expect(texts(world).some((t) => t.includes("can't be transcribed"))).toBe(false);
+  });
+
   it("echoes the transcript when asked to", async () => {
     const world = new LoopbackWorld({ minEditIntervalMs: 20 });
     gw = await startTestGateway({ channels: { loop: world.channelConfig() } });
@@ -124,7 +144,7 @@ describe("thread folders and file tools", () => {
     await files.save("t1", "long.txt", Buffer.from("abcdefghij".repeat(30)));
     await files.save("t1", "report.pdf", PDF);
     await files.save("t1", "blob.bin", Buffer.from([1, 0, 2, 0]));
-    const call = (tool: typeof readFile, args: Record<string, unknown>, thread = "t1") =>
+    const call = (tool: StructuredToolInterface | undefined, args: Record<string, unknown>, thread = "t1") =>
       tool!.invoke(args, { configurable: { thread_id: thread } }) as Promise<string>;
     expect(await call(readFile, { name: "report.pdf" })).toContain("Quarterly numbers are up");
     const part = await call(readFile, { name: "long.txt", max_chars: 100 });

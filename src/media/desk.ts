@@ -109,7 +109,7 @@ export class MediaDesk {
       } else if (attachment.kind === "image") {
         listed.push(`- ${about}: an image; you cannot see images here`);
       } else if (attachment.kind === "audio") {
-        const text = await this.transcript(file, mime, data, notices);
+        const text = await this.transcript(file, mime, data, notices, recognitionOf(attachment));
         if (text !== undefined) {
           transcripts.push(`[Voice note ${file.name}]: ${text}`);
           if (this.options.config.transcription.echo) notices.push(`🎤 “${text}”`);
@@ -199,8 +199,16 @@ export class MediaDesk {
     return { file: await this.options.files.save(threadId, name, data), mime, data };
   }
 
-  private async transcript(file: ThreadFile, mime: string, data: Uint8Array, notices: string[]): Promise<string | undefined> {
+  private async transcript(
+    file: ThreadFile,
+    mime: string,
+    data: Uint8Array,
+    notices: string[],
+    platform: string | undefined,
+  ): Promise<string | undefined> {
     if (!this.options.config.transcription.base_url) {
+      // Some platforms transcribe voice themselves (DingTalk's `recognition`): better than nothing.
+      if (platform) return platform;
       notices.push(`Voice notes can't be transcribed here, so I couldn't listen to “${file.name}”.`);
       return undefined;
     }
@@ -212,6 +220,12 @@ export class MediaDesk {
       return undefined;
     }
   }
+}
+
+/** The platform's own transcript of a voice note, where the adapter passed one on (`source.recognition`). */
+function recognitionOf(attachment: InboundAttachment): string | undefined {
+  const text = attachment.source.recognition;
+  return typeof text === "string" && text.trim() ? text.trim() : undefined;
 }
 
 function tooLarge(name: string, size: number | undefined, max: number): string {

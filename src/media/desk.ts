@@ -8,7 +8,7 @@
  * still handled.
  */
 import { readFile } from "node:fs/promises";
-import path from "node:path";
+import { mimeFromName } from "../channels/media.js";
 import type { Channel, ConversationRef, InboundAttachment, InboundMessage } from "../channels/types.js";
 import type { MediaConfig } from "../config/schema.js";
 import { errorMessage, FileTooLargeError } from "../errors.js";
@@ -35,33 +35,11 @@ export interface Intake {
   notices: string[];
 }
 
-const BY_EXTENSION: Record<string, string> = {
-  ".pdf": "application/pdf",
-  ".txt": "text/plain",
-  ".md": "text/markdown",
-  ".csv": "text/csv",
-  ".json": "application/json",
-  ".html": "text/html",
-  ".png": "image/png",
-  ".jpg": "image/jpeg",
-  ".jpeg": "image/jpeg",
-  ".gif": "image/gif",
-  ".webp": "image/webp",
-  ".ogg": "audio/ogg",
-  ".oga": "audio/ogg",
-  ".opus": "audio/opus",
-  ".mp3": "audio/mpeg",
-  ".m4a": "audio/mp4",
-  ".wav": "audio/wav",
-  ".webm": "audio/webm",
-  ".amr": "audio/amr",
-};
-
 /** The MIME type a file name suggests, for files the platform sent without one. */
 export function mimeOf(name: string, given?: string): string {
   const clean = given?.split(";")[0]?.trim().toLowerCase();
   if (clean && clean !== "application/octet-stream") return clean;
-  return BY_EXTENSION[path.extname(name).toLowerCase()] ?? clean ?? "application/octet-stream";
+  return mimeFromName(name) ?? clean ?? "application/octet-stream";
 }
 
 /** The image type the bytes themselves show (platforms like Feishu name no type, or a wrong one). */

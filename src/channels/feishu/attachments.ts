@@ -3,6 +3,8 @@
  * key only (`image_key`, `file_key`), never by size or MIME type, so the MIME type is read off
  * the file name's extension where there is one, and `size` stays unknown until the download.
  */
+
+import { mimeFromName } from "../media.js";
 import type { InboundAttachment } from "../types.js";
 
 /** What `download` needs: the message holding the resource, its key, and the resource API's `type`. */
@@ -10,40 +12,6 @@ export interface FeishuFileSource {
   message_id: string;
   file_key: string;
   type: "image" | "file";
-}
-
-/** MIME types by extension, for the kinds people send a bot; others stay unknown. */
-const MIME_BY_EXT: Record<string, string> = {
-  pdf: "application/pdf",
-  doc: "application/msword",
-  docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-  xls: "application/vnd.ms-excel",
-  xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-  ppt: "application/vnd.ms-powerpoint",
-  pptx: "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-  txt: "text/plain",
-  md: "text/markdown",
-  csv: "text/csv",
-  json: "application/json",
-  zip: "application/zip",
-  png: "image/png",
-  jpg: "image/jpeg",
-  jpeg: "image/jpeg",
-  gif: "image/gif",
-  webp: "image/webp",
-  mp4: "video/mp4",
-  mov: "video/quicktime",
-  mp3: "audio/mpeg",
-  m4a: "audio/mp4",
-  wav: "audio/wav",
-  ogg: "audio/ogg",
-  opus: "audio/ogg",
-};
-
-/** The MIME type a file name's extension stands for, when it is a known one. */
-export function mimeFromName(name: string): string | undefined {
-  const ext = /\.([A-Za-z0-9]+)$/.exec(name)?.[1]?.toLowerCase();
-  return ext ? MIME_BY_EXT[ext] : undefined;
 }
 
 type Content = Record<string, unknown>;

@@ -6,6 +6,9 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: "forks",
+    // Most test files wait on sockets and timers, not on the CPU: three run side by side even on
+    // a 2-core machine (vitest's default there is one at a time, which took 12 minutes).
+    maxWorkers: 3,
     reporters: ["default"],
   },
 });

@@ -8,7 +8,7 @@
  * `attachments` (files.ts); a message of files alone has the text "".
  */
 import type { ButtonInteraction, ChatInputCommandInteraction, Message } from "discord.js";
-import { ChannelType, MessageType } from "discord.js";
+import { MessageType } from "discord.js";
 import type { ConversationRef, InboundMessage } from "../types.js";
 import { decodeCustomId } from "./custom-id.js";
 import { attachmentsOf } from "./files.js";
@@ -201,6 +201,3 @@ function threadName(text: string, user: string): string {
   const name = line || `Conversation with ${user}`;
   return name.length > THREAD_NAME_MAX ? `${name.slice(0, THREAD_NAME_MAX - 1)}…` : name;
 }
-
-/** Channel kinds a thread can be started in from a message. */
-export const THREADABLE = new Set<ChannelType>([ChannelType.GuildText, ChannelType.GuildAnnouncement]);

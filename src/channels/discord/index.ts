@@ -47,16 +47,7 @@ import { DiscordChannelConfig } from "./config.js";
 import { encodeCustomId, MAX_CUSTOM_ID } from "./custom-id.js";
 import { type DiscordFileSource, downloadAttachment, linkIn, MAX_UPLOAD_BYTES, uploadRequest } from "./files.js";
 import { discordEmitter, toDiscordMarkdown } from "./format.js";
-import {
-  type DiscordIdentity,
-  type KeyRules,
-  keyTail,
-  type Place,
-  placeOf,
-  translateClick,
-  translateCommand,
-  translateMessage,
-} from "./inbound.js";
+import { type DiscordIdentity, type KeyRules, keyTail, translateClick, translateCommand, translateMessage } from "./inbound.js";
 import { DiscordCode, discordErrorCode, gatewayCloseProblem, mapDiscordError } from "./map-error.js";
 import { ThreadStarter } from "./threads.js";
 
@@ -275,7 +266,7 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
     const identity = this.identity ?? this.botIdentity();
     if (!identity || !this.sink) return;
     const msg = translateMessage(this.rules, identity, message);
-    if (!msg || !this.allowedPlace(placeOf(message))) return;
+    if (!msg || !this.allowedPlace(msg.ref)) return;
     if (await this.deliver(msg)) return;
     // Discord will not send the event again, so the user hears that it was not taken.
     if (msg.fromBot || (msg.ref.chatType === "group" && !msg.mentioned && !msg.inThread)) return;
@@ -321,7 +312,7 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
 
   private async onClick(interaction: ButtonInteraction): Promise<void> {
     const msg = translateClick(this.rules, interaction);
-    if (!msg || !this.allowedPlace(placeOf(interaction))) return this.respond(interaction);
+    if (!msg || !this.allowedPlace(msg.ref)) return this.respond(interaction);
     if (!isAllowedUser(this.access, interaction.user.id)) return this.respond(interaction, NOT_ALLOWED);
     const verdict = this.holds.hold(interaction.id, CLICK_HOLD_MS);
     this.held.set(interaction.id, interaction);
@@ -337,7 +328,7 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
     const msg = translateCommand(this.rules, interaction);
     const arg = interaction.options.getString("name");
     if (arg) msg.text += ` ${arg}`;
-    if (!this.allowedPlace(placeOf(interaction)) || !isAllowedUser(this.access, interaction.user.id)) {
+    if (!this.allowedPlace(msg.ref) || !isAllowedUser(this.access, interaction.user.id)) {
       return this.respond(interaction, "You are not allowed to use this bot here.");
     }
     const taken = await this.deliver(msg);
@@ -363,11 +354,12 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
     }
   }
 
-  private allowedPlace(place: Place): boolean {
-    if (!place.guildId) return true;
+  /** The ref already names the server (`workspace`) and the channel, a thread's parent for a thread (`chatId`). */
+  private allowedPlace(ref: ConversationRef): boolean {
+    if (!ref.workspace) return true;
     const { allowed_guilds: guilds, allowed_channels: channels } = this.config;
-    if (guilds.length > 0 && !guilds.includes(place.guildId)) return false;
-    return channels.length === 0 || channels.includes(place.parentId ?? place.channelId);
+    if (guilds.length > 0 && !guilds.includes(ref.workspace)) return false;
+    return channels.length === 0 || channels.includes(ref.chatId);
   }
 
   private onGatewayClosed(code: number): void {

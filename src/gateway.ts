@@ -8,7 +8,13 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import { SqliteBindingStore } from "./bindings/sqlite.js";
 import type { BindingStore, InboxEntry } from "./bindings/types.js";
 import { Dispatcher, type DispatcherObserver } from "./channels/dispatcher.js";
-import { type ChannelReport, type ChannelSlot, instantiate, loadChannels } from "./channels/registry.js";
+import {
+  type ChannelReport,
+  type ChannelSlot,
+  instantiate,
+  type LoadChannelsOptions,
+  loadChannels,
+} from "./channels/registry.js";
 import { DEFAULT_TENANT, Tenancy } from "./config/agents.js";
 import { collectSecrets, type LoadedConfig } from "./config/loader.js";
 import type { ChannelSection } from "./config/schema.js";
@@ -171,10 +177,9 @@ export class Gateway {
 
   private async doRestart(slot: ChannelSlot): Promise<void> {
     if (!slot.enabled) return;
-    const { baseDir } = this.options.loaded;
     await slot.channel?.stop().catch((err: unknown) => this.logger.warn({ err, channel: slot.name }, "channel stop failed"));
     try {
-      slot.channel = await instantiate(slot.name, slot.section, { baseDir, logger: this.logger, http: this.server });
+      slot.channel = await instantiate(slot.name, slot.section, this.channelOptions());
     } catch (err) {
       slot.override = { state: "failed", reason: errorMessage(err) };
       slot.noteError(err);
@@ -210,6 +215,26 @@ export class Gateway {
       },
     });
     return { desk, tools: fileTools({ files, outbox, maxSendBytes: desk.maxBytes }) };
+  }
+
+  /** What every channel instance is built with: the server, and its conversations read back. */
+  private channelOptions(): LoadChannelsOptions {
+    return {
+      baseDir: this.options.loaded.baseDir,
+      logger: this.options.logger,
+      http: this.server,
+      history: (channel, key) => {
+        const slot = this.slot(channel);
+        if (!slot || !this.dispatcher) return Promise.resolve({ messages: [], waiting: [] });
+        return this.dispatcher.history(slot, key);
+      },
+      serverUrl: () => {
+        const addr = this.server.address();
+        if (!addr) return undefined;
+        const host = addr.address === "0.0.0.0" || addr.address === "::" ? "127.0.0.1" : addr.address;
+        return `http://${host.includes(":") ? `[${host}]` : host}:${addr.port}`;
+      },
+    };
   }
 
   /** Looks a channel up by its configured name. */
@@ -260,7 +285,7 @@ export class Gateway {
     for (const entry of (await Promise.all(views.map((v) => v.unfinished()))).flat()) {
       this.leftovers.set(entry.channel, [...(this.leftovers.get(entry.channel) ?? []), entry]);
     }
-    this.slots = await loadChannels(channels, { baseDir, logger, http: this.server });
+    this.slots = await loadChannels(channels, this.channelOptions());
     if (!config.server.admin_token && this.options.serve !== false) {
       logger.warn("server.admin_token is not set: the admin API and status page answer only loopback requests");
     }

@@ -21,12 +21,20 @@ import { ApprovalDesk } from "./approval-desk.js";
 import { approvalOf } from "./approvals.js";
 import { type CommandName, HELP_TEXT, IMMEDIATE, parseCommand } from "./commands.js";
 import { type AgentSource, Conversations } from "./conversations.js";
+import { conversationHistory } from "./history.js";
 import { KeyedQueue, Semaphore } from "./queue.js";
 import type { ChannelSlot } from "./registry.js";
 import { closeQuestion, type RenderHooks, type RenderOutcome, renderRun, sendNotice } from "./render/index.js";
 import { TypingLoop } from "./render/typing.js";
 import { untilAbandoned } from "./run-guard.js";
-import type { Channel, ConversationRef, InboundMessage, InboundSink, MessageHandle } from "./types.js";
+import type {
+  Channel,
+  ConversationHistory,
+  ConversationRef,
+  InboundMessage,
+  InboundSink,
+  MessageHandle,
+} from "./types.js";
 
 /** Optional observer for metrics; every method is a notification only. */
 export interface DispatcherObserver {
@@ -132,6 +140,11 @@ export class Dispatcher {
   /** The sink a channel delivers into. Resolves once the message is durably recorded and queued. */
   sinkFor(slot: ChannelSlot): InboundSink {
     return (msg) => this.receive(slot, msg);
+  }
+
+  /** A conversation of `slot` read back: its thread's history and what waits for a click (a web page's reload). */
+  history(slot: ChannelSlot, key: string): Promise<ConversationHistory> {
+    return conversationHistory(this.conversations, slot.name, this.channelOf(slot), key);
   }
 
   /** Resolves when every queued and running message, command and notice is finished. */

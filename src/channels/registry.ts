@@ -18,6 +18,7 @@ import {
   type Channel,
   type ChannelClass,
   type ChannelState,
+  type ConversationHistory,
   type HttpMount,
   REQUIRED_CHANNEL_METHODS,
 } from "./types.js";
@@ -32,6 +33,7 @@ export const BUILTIN_CHANNELS: Readonly<Record<string, string>> = {
   lark: `${here}/feishu/index.js:FeishuChannel`,
   dingtalk: `${here}/dingtalk/index.js:DingTalkChannel`,
   discord: `${here}/discord/index.js:DiscordChannel`,
+  web: `${here}/web/index.js:WebChannel`,
   console: `${here}/console/index.js:ConsoleChannel`,
 };
 
@@ -56,6 +58,8 @@ export interface ChannelReport {
   last_inbound_at: string | null;
   last_outbound_at: string | null;
   counters: ChannelCounters;
+  /** A page on this server where people chat through the channel (the web chat), else null. */
+  link: string | null;
 }
 
 /** One configured channel: its instance (if it loaded) and everything the core tracks about it. */
@@ -98,6 +102,7 @@ export class ChannelSlot {
       last_inbound_at: iso(this.lastInboundAt),
       last_outbound_at: iso(this.lastOutboundAt),
       counters: { ...this.counters },
+      link: (this.enabled && this.channel?.link) || null,
     };
   }
 }
@@ -125,6 +130,10 @@ export interface LoadChannelsOptions {
   logger: Logger;
   /** The server; each channel gets a mount of its own, so it can take down only its own routes. */
   http: { mount(owner: string): HttpMount };
+  /** Reads a conversation of the named channel back (see `ChannelContext.history`). */
+  history?: (channel: string, key: string) => Promise<ConversationHistory>;
+  /** The server's base URL once it listens (see `ChannelContext.serverUrl`). */
+  serverUrl?: () => string | undefined;
 }
 
 /**
@@ -175,7 +184,16 @@ export async function instantiate(name: string, section: ChannelSection, options
   const config = cls.configSchema ? validate(cls.configSchema, renamed, ["channels", name]) : renamed;
   const logger = options.logger.child({ channel: name });
   const http = options.http.mount(name);
-  const channel = new cls({ name, config: config as never, logger, http, baseDir: options.baseDir });
+  const { history, serverUrl } = options;
+  const channel = new cls({
+    name,
+    config: config as never,
+    logger,
+    http,
+    baseDir: options.baseDir,
+    ...(history ? { history: (key: string) => history(name, key) } : {}),
+    ...(serverUrl ? { serverUrl } : {}),
+  });
   if (!channel.capabilities || typeof channel.capabilities.maxTextLength !== "number") {
     throw new AntlerError("channel_contract", `${spec} is not a channel: it has no capabilities`);
   }

@@ -9,6 +9,7 @@
  */
 import type { ZodType } from "zod";
 import type { ConfigRenames } from "../config/renames.js";
+import type { HistoryEntry } from "../harness/types.js";
 import type { Logger } from "../log/logger.js";
 import type { RouteHandler } from "../server/http.js";
 import type { MarkdownEmitter } from "./render/markdown/emitter.js";
@@ -232,6 +233,22 @@ export interface HttpMount {
   unroute(path?: string): void;
 }
 
+/** A message that waits for a click: an open question, or an open call of a tool approval. */
+export interface WaitingMessage {
+  /** What it shows, buttons included, as it was sent. */
+  content: OutboundContent;
+  /** Where it was posted, when it was. */
+  posted?: MessageHandle;
+}
+
+/** A conversation as a channel shows it again, e.g. a web page after a reload. */
+export interface ConversationHistory {
+  /** The thread's messages, read from its checkpoint, oldest first. */
+  messages: HistoryEntry[];
+  /** What waits for the user's click now, in the order it was asked. */
+  waiting: WaitingMessage[];
+}
+
 /** What the registry passes to a channel's constructor. */
 export interface ChannelContext<C = unknown> {
   /** Instance name: the key under `channels:`. Prefix of every conversation key. */
@@ -243,6 +260,13 @@ export interface ChannelContext<C = unknown> {
   http: HttpMount;
   /** Folder of the config file, for relative paths. */
   baseDir: string;
+  /**
+   * Reads one of this channel's conversations back, by key: what a page shows after a reload.
+   * Absent when the channel runs outside a gateway.
+   */
+  history?: (key: string) => Promise<ConversationHistory>;
+  /** The server's base URL (`http://host:port`) once it listens, for links in logs; absent when it does not. */
+  serverUrl?: () => string | undefined;
 }
 
 /**
@@ -293,6 +317,11 @@ export interface Channel {
   sendFile?(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle>;
   /** The largest file `sendFile` can post, in bytes, when the platform has a lower limit than `media.max_file_mb`. */
   readonly maxUploadBytes?: number;
+  /**
+   * A page on Antler's own server where people chat through this channel (the web chat's path,
+   * e.g. `/chat`); the status page and the start-up log link to it.
+   */
+  readonly link?: string;
   /**
    * Shows `text` to one user only, in the conversation of `ref` (a Slack ephemeral message).
    * Resolves false when the platform refuses; the core then posts a notice everyone sees.

@@ -324,7 +324,21 @@ export const AppConfigSchema = AppConfigShape.superRefine((config, ctx) => {
   for (const issue of checkAgentsAndTenants(config)) {
     ctx.addIssue({ code: "custom", path: issue.path, message: issue.message });
   }
-});
+}).transform(withWebTokens);
+
+/**
+ * A built-in web chat without a token of its own takes its tenant's admin token, else
+ * `server.admin_token`: an operator who set one need not give the chat a second (channels/web).
+ */
+function withWebTokens(config: z.output<typeof AppConfigShape>): z.output<typeof AppConfigShape> {
+  for (const [name, section] of Object.entries(config.channels)) {
+    if ((section.use ?? name) !== "web" || section.token) continue;
+    const tenant = Object.values(config.tenants).find((t) => t.channels.includes(name));
+    const token = tenant?.admin_token || config.server.admin_token;
+    if (token) section.token = token;
+  }
+  return config;
+}
 
 export type AppConfig = z.output<typeof AppConfigShape>;
 export type ModelConfig = z.output<typeof ModelConfig>;

@@ -11,13 +11,16 @@ import { randomUUID } from "node:crypto";
 import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { Command } from "@langchain/langgraph";
+import type { ModelConfig } from "../config/schema.js";
 import { AntlerError } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 import { silentLogger } from "../log/logger.js";
 import { userContent } from "./content.js";
 import { type LocalGraph, toLocalGraph } from "./graph.js";
+import { historyOf } from "./history.js";
 import { pendingInterrupts, resumeValue, toClarification } from "./interrupts.js";
 import type { McpServers } from "./mcp/index.js";
+import { blocksAgent, ModelProber, type ModelProbeResult } from "./models/probe.js";
 import type { AntlerRunContext } from "./middleware/dynamic-context.js";
 import { closeOpenCalls, repairThread } from "./repair.js";
 import { MESSAGES, type RunErrorCode, toRunError } from "./run-errors.js";
@@ -29,6 +32,7 @@ import type {
   ApprovalRequest,
   Clarification,
   Harness,
+  HistoryEntry,
   RunEvent,
   RunImage,
   RunOptions,
@@ -61,6 +65,8 @@ export interface AgentHarnessOptions {
   onUsage?: UsageSink;
   /** The agent's tools, so `checkToolArgs` checks edited arguments against their own schemas. */
   tools?: readonly StructuredToolInterface[];
+  /** The model entry of an embedded agent: `status(true)` asks its endpoint whether it answers. */
+  model?: ModelConfig;
 }
 
 interface ActiveRun {
@@ -102,8 +108,12 @@ export class AgentHarness implements Harness {
   readonly #tools: readonly StructuredToolInterface[];
   #closed = false;
   #lastError: AgentStatus["last_error"] = null;
-  /** False after a run could not connect to the model, until a run succeeds. */
+  /** False after a run or a probe could not connect to the model or had its key refused, until one succeeds. */
   #reachable = true;
+  /** Probes the model's endpoint for `status(true)`, cached; absent for a user's graph. */
+  readonly #prober: ModelProber | undefined;
+  /** The probe answer `status` last took in: a cached answer is taken once, so a later run's finding stands. */
+  #probed: ModelProbeResult | undefined;
   /**
    * Threads whose last run this process ended cleanly (a reply, no question, no repair): nothing
    * is pending and no tool call is open, so their next run needs no read of the thread first.
@@ -123,6 +133,7 @@ export class AgentHarness implements Harness {
     this.mcp = options.mcp;
     this.#chatUsage = options.onUsage && { sink: options.onUsage, model: this.modelName };
     this.#tools = options.tools ?? [];
+    this.#prober = options.model && this.#backend === "embedded" ? new ModelProber(options.model) : undefined;
   }
 
   run(threadId: string, text: string, options: RunOptions = {}): AsyncIterable<RunEvent> {
@@ -145,9 +156,24 @@ export class AgentHarness implements Harness {
     return true;
   }
 
-  async status(): Promise<AgentStatus> {
+  /** `probe` asks the model's endpoint (answer cached for a few seconds); a user's graph has none to ask. */
+  async status(probe = false): Promise<AgentStatus> {
     const target = this.#backend === "graph" ? this.modelName : `model ${this.modelName}`;
+    if (probe && this.#prober) this.#takeProbe(await this.#prober.check());
     return { backend: this.#backend, target, reachable: this.#reachable, last_error: this.#lastError };
+  }
+
+  /** A blocked model names its problem (with the URL) in last_error; a good answer only restores `reachable`. */
+  #takeProbe(result: ModelProbeResult): void {
+    if (result === this.#probed || result.outcome === "unprobed") return;
+    this.#probed = result;
+    if (!blocksAgent(result.outcome)) {
+      if (result.outcome === "ok") this.#reachable = true;
+      return;
+    }
+    this.#reachable = false;
+    const message = `model ${this.modelName}: ${result.detail}`;
+    if (this.#lastError?.message !== message) this.#lastError = { message, at: result.at };
   }
 
   async getThread(threadId: string): Promise<ThreadInfo | undefined> {
@@ -165,6 +191,11 @@ export class AgentHarness implements Harness {
     const pending = pendingInterrupts(state.tasks)[0];
     if (pending) info.pending = toClarification(pending.id ?? "", pending.value) satisfies Clarification;
     return info;
+  }
+
+  async history(threadId: string): Promise<HistoryEntry[]> {
+    const state = await this.#graph.getState({ configurable: { thread_id: threadId } });
+    return historyOf(messagesOf(state.values));
   }
 
   async close(): Promise<void> {
@@ -299,7 +330,7 @@ export class AgentHarness implements Harness {
       if (failure.code === "cancelled" || failure.code === "timeout") log.info({ code: failure.code }, "run stopped");
       else log.warn({ err, code: failure.code }, "run failed");
       if (!ROUTINE.has(failure.code)) this.#lastError = { message: failure.message, at: new Date().toISOString() };
-      if (failure.message === MESSAGES.disconnect) this.#reachable = false;
+      if (failure.message === MESSAGES.unreachable || failure.message === MESSAGES.auth) this.#reachable = false;
       if (run.started) await this.#repair(threadId, translator);
       run.ended = true;
       yield errorEvent(failure.code, failure.message);

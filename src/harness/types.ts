@@ -155,6 +155,15 @@ export interface ThreadInfo {
   running: boolean;
 }
 
+/** One message of a thread's history, as a person reads it again (see `Harness.history`). */
+export interface HistoryEntry {
+  /** The message's id in the thread, stable across reads. */
+  id: string;
+  role: "user" | "assistant";
+  /** Markdown as written; a user's files are listed by name. */
+  text: string;
+}
+
 /** The agent runtime. One active run per thread at a time. */
 export interface Harness {
   /** Starts a run with a new user message. */
@@ -178,6 +187,12 @@ export interface Harness {
   cancel(threadId: string): boolean;
   /** What the thread looks like now, or undefined for a thread never run. */
   getThread(threadId: string): Promise<ThreadInfo | undefined>;
+  /**
+   * The thread's conversation so far, read from its checkpoint: the user's messages and the
+   * agent's replies, oldest first (tool calls left out; an answered question shows its answer).
+   * Empty for a thread never run.
+   */
+  history?(threadId: string): Promise<HistoryEntry[]>;
   /**
    * After a restart: the run a previous process started for the message tagged `tag` on this
    * thread, when the backend kept it going (a LangGraph server does). Streams the rest of it, or

@@ -21,6 +21,7 @@ import { AntlerError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { silentLogger } from "../../log/logger.js";
 import { userContent } from "../content.js";
+import { historyOf } from "../history.js";
 import { pendingInterrupts, resumeValue, toClarification } from "../interrupts.js";
 import { CLOSED_CALL_TEXT, closeOpenCalls, turnStored } from "../repair.js";
 import { MESSAGES } from "../run-errors.js";
@@ -31,6 +32,7 @@ import type {
   ApprovalAnswer,
   ApprovalRequest,
   Harness,
+  HistoryEntry,
   RunEvent,
   RunImage,
   RunOptions,
@@ -174,6 +176,15 @@ export class RemoteHarness implements Harness {
     const pending = interrupt ? toClarification(interrupt.id ?? "", interrupt.value) : endedWithQuestion(messages);
     if (pending) info.pending = pending;
     return info;
+  }
+
+  async history(threadId: string): Promise<HistoryEntry[]> {
+    try {
+      return historyOf(messagesIn((await this.#client.threads.getState(threadId)).values));
+    } catch (err) {
+      if ((err as { status?: number }).status === 404) return [];
+      throw err;
+    }
   }
 
   async status(probe = false): Promise<AgentStatus> {

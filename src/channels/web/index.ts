@@ -1,0 +1,438 @@
+/**
+ * The web chat: a page on Antler's own server (`/chat` by default) and the small JSON and
+ * server-sent-events API behind it. It is a channel like the others, so a message typed in the
+ * page goes through the same dispatcher as one from Slack or Telegram, and the reply streams back
+ * as edits. See README.md for the wire, the access rules and the choices made.
+ */
+import { randomBytes } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { ChannelError, errorMessage } from "../../errors.js";
+import type { Logger } from "../../log/logger.js";
+import { HttpError, isJsonObject, readJson, sendJson } from "../../server/http.js";
+import { LifecycleChannel } from "../lifecycle.js";
+import type {
+  ButtonSpec,
+  Channel,
+  ChannelCapabilities,
+  ChannelContext,
+  ConversationHistory,
+  ConversationRef,
+  HttpMount,
+  InboundMessage,
+  InboundSink,
+  MessageHandle,
+  OutboundContent,
+  OutboundFile,
+} from "../types.js";
+import { type Refusal, WebAuth } from "./auth.js";
+import { WebChannelConfig } from "./config.js";
+import { escapeHtml, htmlEmitter, toHtml } from "./format.js";
+import { Hub, type WebEvent } from "./hub.js";
+
+/** The longest message the page may send, in characters. */
+export const MAX_MESSAGE_CHARS = 16_000;
+/** A comment on every open stream this often, so proxies keep it open. */
+const HEARTBEAT_MS = 15_000;
+/** Files the agent sent, kept in memory for download, at most this many bytes in all. */
+const MAX_FILE_BYTES = 64 * 1024 * 1024;
+const ID = /^[A-Za-z0-9_-]{1,64}$/;
+const CONVERSATION_ID = /^[A-Za-z0-9_-]{8,64}$/;
+/** How long the page shows "typing…" for one typing event. */
+const TYPING_MS = 5_000;
+
+const PAGE_HEADERS = {
+  "content-security-policy":
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-cache",
+};
+
+const ASSETS = {
+  "index.html": "text/html; charset=utf-8",
+  "app.js": "text/javascript; charset=utf-8",
+  "app.css": "text/css; charset=utf-8",
+} as const;
+type Asset = keyof typeof ASSETS;
+
+/** A message as the page shows it. */
+interface PageMessage {
+  id: string;
+  text: string;
+  html: string;
+  buttons: ButtonSpec[];
+  questionId?: string;
+}
+
+interface StoredFile {
+  owner: string;
+  name: string;
+  mime: string;
+  data: Uint8Array;
+}
+
+/** One request the routes work on: who sent it, and for which conversation. */
+interface Caller {
+  client: string;
+  conversation: string;
+  ref: ConversationRef;
+}
+
+export class WebChannel extends LifecycleChannel implements Channel {
+  static configSchema = WebChannelConfig;
+
+  readonly capabilities: ChannelCapabilities;
+  /** The page's path, linked from the status page. */
+  readonly link: string;
+  private readonly config: WebChannelConfig;
+  private readonly http: HttpMount;
+  private readonly logger: Logger;
+  private readonly auth: WebAuth;
+  private readonly hub = new Hub();
+  private readonly streams = new Set<ServerResponse>();
+  private readonly files = new Map<string, StoredFile>();
+  private fileBytes = 0;
+  private assets: Record<Asset, string> | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private readonly history: ChannelContext["history"];
+  private readonly serverUrl: ChannelContext["serverUrl"];
+
+  constructor(ctx: ChannelContext<WebChannelConfig>) {
+    super(ctx.name, "sse");
+    this.config = ctx.config;
+    this.http = ctx.http;
+    this.logger = ctx.logger;
+    this.history = ctx.history;
+    this.serverUrl = ctx.serverUrl;
+    this.link = ctx.config.path;
+    this.auth = new WebAuth(ctx.config.token, ctx.config.path);
+    this.capabilities = {
+      maxTextLength: 100_000,
+      minEditIntervalMs: ctx.config.edit_interval_ms,
+      edits: true,
+      buttons: true,
+      threads: false,
+      markdown: htmlEmitter,
+      maxButtons: 10,
+      typingIntervalMs: TYPING_MS - 1_000,
+    };
+  }
+
+  protected async open(sink: InboundSink): Promise<void> {
+    this.assets = await loadAssets(this.name, this.config.path);
+    const base = this.config.path;
+    const api = `${base}/api`;
+    const route = (
+      method: string,
+      path: string,
+      handler: (req: IncomingMessage, res: ServerResponse, p: Record<string, string>) => unknown,
+    ) => this.http.route(method, path, handler);
+    route("GET", base, (req, res) => this.asset(req, res, "index.html"));
+    route("GET", `${base}/app.js`, (req, res) => this.asset(req, res, "app.js"));
+    route("GET", `${base}/app.css`, (req, res) => this.asset(req, res, "app.css"));
+    route("GET", `${api}/session`, (req, res) => this.getSession(req, res));
+    route("POST", `${api}/session`, (req, res) => this.postSession(req, res));
+    route("GET", `${api}/conversations/:conv/history`, (req, res, p) => this.getHistory(req, res, p));
+    route("GET", `${api}/conversations/:conv/events`, (req, res, p) => this.getEvents(req, res, p));
+    route("POST", `${api}/conversations/:conv/messages`, (req, res, p) => this.postMessage(req, res, p, sink));
+    route("POST", `${api}/conversations/:conv/actions`, (req, res, p) => this.postAction(req, res, p, sink));
+    route("GET", `${api}/files/:file`, (req, res, p) => this.getFile(req, res, p));
+    this.heartbeat = setInterval(() => {
+      for (const res of this.streams) res.write(": ping\n\n");
+    }, HEARTBEAT_MS);
+    this.heartbeat.unref();
+    const url = this.serverUrl?.();
+    this.logger.info({ url: url ? `${url}${base}` : base, guarded: this.auth.guarded }, "web chat is open");
+  }
+
+  protected async close(): Promise<void> {
+    this.http.unroute();
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+    for (const res of this.streams) res.end();
+    this.streams.clear();
+  }
+
+  // --- Channel: what the core calls ---
+
+  async send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {
+    const id = randomBytes(9).toString("base64url");
+    this.hub.publish(ref.key, "message", { ...pageMessage(id, content) });
+    return { id, ref };
+  }
+
+  async edit(handle: MessageHandle, content: OutboundContent): Promise<void> {
+    const data: Record<string, unknown> = { id: handle.id, text: content.text, html: toHtml(content.text) };
+    if (content.buttons !== undefined) data.buttons = content.buttons;
+    this.hub.publish(handle.ref.key, "edit", data);
+  }
+
+  async typing(ref: ConversationRef): Promise<void> {
+    this.hub.publish(ref.key, "typing", { ms: TYPING_MS }, true);
+  }
+
+  async sendFile(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle> {
+    const id = randomBytes(12).toString("base64url");
+    const owner = ref.workspace ?? "";
+    this.files.set(id, { owner, name: file.name, mime: file.mime, data: file.data });
+    this.fileBytes += file.data.byteLength;
+    // The oldest files give way; a page that still links one gets a 404 that says so.
+    for (const [old, stored] of this.files) {
+      if (this.fileBytes <= MAX_FILE_BYTES || old === id) break;
+      this.files.delete(old);
+      this.fileBytes -= stored.data.byteLength;
+    }
+    const url = `${this.config.path}/api/files/${id}`;
+    this.hub.publish(ref.key, "file", { id, name: file.name, mime: file.mime, kind: file.kind, size: file.data.byteLength, url });
+    return { id, ref };
+  }
+
+  // --- the routes ---
+
+  private asset(req: IncomingMessage, res: ServerResponse, name: Asset): void {
+    const refusal = this.auth.guarded ? undefined : this.auth.refusal(req);
+    if (refusal) {
+      // A person at a browser reads this page, not JSON.
+      res.writeHead(refusal.status, { "content-type": "text/plain; charset=utf-8", ...PAGE_HEADERS });
+      res.end(refusal.body.error);
+      return;
+    }
+    res.writeHead(200, { "content-type": ASSETS[name], ...PAGE_HEADERS });
+    res.end(this.assets?.[name] ?? "");
+  }
+
+  private getSession(req: IncomingMessage, res: ServerResponse): void {
+    if (this.refused(req, res)) return;
+    const id = this.auth.ensureClient(req, res);
+    sendJson(res, 200, { user: { id }, title: this.config.title, channel: this.name, login: false });
+  }
+
+  private async postSession(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await jsonBody(req);
+    if (!this.auth.guarded) {
+      // Nothing to sign in to: loopback may use the chat, others may not.
+      if (this.refused(req, res)) return;
+      res.writeHead(204).end();
+      return;
+    }
+    if (typeof body.token !== "string" || !this.auth.accepts(body.token)) {
+      sendJson(res, 401, { error: "That token is not right.", login: true });
+      return;
+    }
+    res.setHeader("set-cookie", this.auth.sessionCookie());
+    this.auth.ensureClient(req, res);
+    res.writeHead(204).end();
+  }
+
+  private async getHistory(req: IncomingMessage, res: ServerResponse, params: Record<string, string>): Promise<void> {
+    const caller = this.caller(req, res, params);
+    if (!caller) return;
+    // Read before the history: events that come meanwhile are replayed, not lost.
+    const seq = this.hub.seq(caller.ref.key);
+    const history: ConversationHistory = (await this.history?.(caller.ref.key)) ?? { messages: [], waiting: [] };
+    const messages = history.messages.map((m) => ({
+      id: m.id,
+      role: m.role,
+      text: m.text,
+      html: m.role === "assistant" ? toHtml(m.text) : escapeHtml(m.text),
+    }));
+    const first = history.waiting[0];
+    const pending = first ? pageMessage(first.posted?.id ?? `pending-${first.content.questionId ?? "0"}`, first.content) : null;
+    sendJson(res, 200, { messages, pending, seq });
+  }
+
+  private getEvents(req: IncomingMessage, res: ServerResponse, params: Record<string, string>): void {
+    const caller = this.caller(req, res, params);
+    if (!caller) return;
+    const url = new URL(req.url ?? "/", "http://localhost");
+    const after = sequence(req.headers["last-event-id"]) ?? sequence(url.searchParams.get("after"));
+    res.writeHead(200, {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache, no-transform",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+    });
+    res.write("retry: 2000\n\n");
+    this.streams.add(res);
+    const write = (event: WebEvent) => {
+      res.write(`${event.seq > 0 ? `id: ${event.seq}\n` : ""}event: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`);
+    };
+    const unsubscribe = this.hub.subscribe(caller.ref.key, after, write);
+    res.on("close", () => {
+      unsubscribe();
+      this.streams.delete(res);
+    });
+  }
+
+  private async postMessage(
+    req: IncomingMessage,
+    res: ServerResponse,
+    params: Record<string, string>,
+    sink: InboundSink,
+  ): Promise<void> {
+    const caller = this.caller(req, res, params);
+    if (!caller) return;
+    const body = await jsonBody(req);
+    const id = messageId(body.id);
+    if (typeof body.text !== "string") throw new HttpError(400, "text must be a string");
+    if (body.text.length > MAX_MESSAGE_CHARS) {
+      throw new HttpError(
+        413,
+        `The message is longer than ${MAX_MESSAGE_CHARS.toLocaleString("en")} characters. Please shorten it.`,
+      );
+    }
+    const text = body.text.trim();
+    if (text === "") throw new HttpError(400, "text is empty");
+    const msg = this.inbound(caller, id, text);
+    if (!(await this.deliver(res, sink, msg))) return;
+    this.hub.publish(caller.ref.key, "user", { id, text });
+  }
+
+  private async postAction(
+    req: IncomingMessage,
+    res: ServerResponse,
+    params: Record<string, string>,
+    sink: InboundSink,
+  ): Promise<void> {
+    const caller = this.caller(req, res, params);
+    if (!caller) return;
+    const body = await jsonBody(req);
+    const id = messageId(body.id);
+    const { questionId, buttonId } = body;
+    if (typeof questionId !== "string" || !questionId || typeof buttonId !== "string" || !buttonId) {
+      throw new HttpError(400, "questionId and buttonId must be non-empty strings");
+    }
+    const msg = this.inbound(caller, id, "");
+    msg.action = { questionId, buttonId, ...(typeof body.messageId === "string" ? { messageId: body.messageId } : {}) };
+    await this.deliver(res, sink, msg);
+  }
+
+  private getFile(req: IncomingMessage, res: ServerResponse, params: Record<string, string>): void {
+    if (this.refused(req, res)) return;
+    const client = this.auth.clientOf(req);
+    const file = this.files.get(params.file ?? "");
+    if (!file || file.owner !== client) {
+      sendJson(res, 404, { error: "No such file here: it may be from before a restart. Ask the agent to send it again." });
+      return;
+    }
+    // Only raster images show inline; everything else (SVG included) downloads.
+    const inline = /^image\/(png|jpeg|gif|webp)$/.test(file.mime);
+    res.writeHead(200, {
+      "content-type": inline ? file.mime : "application/octet-stream",
+      "content-length": String(file.data.byteLength),
+      "content-disposition": `${inline ? "inline" : "attachment"}; filename*=UTF-8''${encodeURIComponent(file.name)}`,
+      "content-security-policy": "default-src 'none'; sandbox",
+      "x-content-type-options": "nosniff",
+      "cache-control": "private, max-age=3600",
+    });
+    res.end(file.data);
+  }
+
+  // --- helpers ---
+
+  /** Answers 401/403 when the request may not use the chat. */
+  private refused(req: IncomingMessage, res: ServerResponse): Refusal | undefined {
+    const refusal = this.auth.refusal(req);
+    if (refusal) sendJson(res, refusal.status, refusal.body);
+    return refusal;
+  }
+
+  /** Who is asking about which conversation; undefined when the request was answered with a refusal. */
+  private caller(req: IncomingMessage, res: ServerResponse, params: Record<string, string>): Caller | undefined {
+    if (this.refused(req, res)) return undefined;
+    const client = this.auth.clientOf(req);
+    if (!client) {
+      sendJson(res, 400, {
+        error: `No chat session: open ${this.config.path} again (GET ${this.config.path}/api/session sets it).`,
+      });
+      return undefined;
+    }
+    const conversation = params.conv ?? "";
+    if (!CONVERSATION_ID.test(conversation)) {
+      sendJson(res, 400, { error: "A conversation id is 8 to 64 letters, digits, '-' or '_'." });
+      return undefined;
+    }
+    const ref: ConversationRef = {
+      channel: this.name,
+      key: `${this.name}:${client}:${conversation}`,
+      chatId: `${client}/${conversation}`,
+      chatType: "direct",
+      workspace: client,
+    };
+    return { client, conversation, ref };
+  }
+
+  private inbound(caller: Caller, id: string, text: string): InboundMessage {
+    return {
+      channel: this.name,
+      eventId: `${caller.client}:${caller.conversation}:${id}`,
+      ref: caller.ref,
+      user: { id: caller.client, name: "you" },
+      text,
+      mentioned: true,
+      sentAt: Date.now(),
+    };
+  }
+
+  /** Hands a message to the core and answers 202 once it is recorded, else 503: the page offers to send it again. */
+  private async deliver(res: ServerResponse, sink: InboundSink, msg: InboundMessage): Promise<boolean> {
+    try {
+      await sink(msg);
+    } catch (err) {
+      this.life.noteError(err);
+      this.logger.warn({ err, eventId: msg.eventId }, "the core did not take a web chat message");
+      sendJson(res, 503, { error: `Not sent: ${errorMessage(err)}. Please send it again.` }, { "retry-after": "5" });
+      return false;
+    }
+    sendJson(res, 202, { accepted: true });
+    return true;
+  }
+}
+
+function pageMessage(id: string, content: OutboundContent): PageMessage {
+  return {
+    id,
+    text: content.text,
+    html: toHtml(content.text),
+    buttons: content.buttons ?? [],
+    ...(content.questionId ? { questionId: content.questionId } : {}),
+  };
+}
+
+/** The page's files, read once, with the page's path put in. */
+async function loadAssets(channel: string, base: string): Promise<Record<Asset, string>> {
+  const dir = new URL("./public/", import.meta.url);
+  const out = {} as Record<Asset, string>;
+  for (const name of Object.keys(ASSETS) as Asset[]) {
+    try {
+      out[name] = (await readFile(new URL(name, dir), "utf8")).replaceAll("%BASE%", escapeHtml(base));
+    } catch (err) {
+      throw new ChannelError(
+        channel,
+        "config_missing",
+        `the web chat's page file ${name} is missing from ${dir.pathname} (npm run build copies it there): ${errorMessage(err)}`,
+      );
+    }
+  }
+  return out;
+}
+
+async function jsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+  if (!(req.headers["content-type"] ?? "").toLowerCase().startsWith("application/json")) {
+    throw new HttpError(415, "send JSON, with content-type: application/json");
+  }
+  const body = await readJson(req);
+  if (!isJsonObject(body)) throw new HttpError(400, "the body must be a JSON object");
+  return body;
+}
+
+function messageId(value: unknown): string {
+  if (typeof value !== "string" || !ID.test(value)) throw new HttpError(400, "id must be 1 to 64 letters, digits, '-' or '_'");
+  return value;
+}
+
+function sequence(value: string | string[] | null | undefined): number | undefined {
+  if (typeof value !== "string" || !/^\d{1,15}$/.test(value)) return undefined;
+  return Number(value);
+}

@@ -27,14 +27,7 @@ import type { ChannelSlot } from "./registry.js";
 import { closeQuestion, type RenderHooks, type RenderOutcome, renderRun, sendNotice } from "./render/index.js";
 import { TypingLoop } from "./render/typing.js";
 import { untilAbandoned } from "./run-guard.js";
-import type {
-  Channel,
-  ConversationHistory,
-  ConversationRef,
-  InboundMessage,
-  InboundSink,
-  MessageHandle,
-} from "./types.js";
+import type { Channel, ConversationHistory, ConversationRef, InboundMessage, InboundSink, MessageHandle } from "./types.js";
 
 /** Optional observer for metrics; every method is a notification only. */
 export interface DispatcherObserver {

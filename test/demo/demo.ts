@@ -1,7 +1,10 @@
 /**
- * `npm run demo`: talk to Antler in this terminal with no account and no API key. The console
- * channel runs through the real dispatcher, renderer and harness; the model is the bundled mock,
- * scripted to stream slowly and to ask a question when you mention a trip.
+ * `npm run demo`: talk to Antler with no account and no API key. The model is the bundled mock,
+ * scripted to stream slowly and to ask a question when you mention a trip; the dispatcher,
+ * renderer and harness are the real ones.
+ *
+ * - `npm run demo`: a conversation in this terminal (the console channel).
+ * - `npm run demo -- --web [--port N]`: the web chat at http://127.0.0.1:8787/chat (Ctrl-C quits).
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -41,17 +44,46 @@ function script(req: ChatCompletionRequest): MockReply {
   };
 }
 
+const web = process.argv.includes("--web");
+const portArg = process.argv[process.argv.indexOf("--port") + 1];
+const port = process.argv.includes("--port") ? Number(portArg) : 8787;
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  process.stderr.write(`--port must be a port number, not ${portArg}\n`);
+  process.exit(2);
+}
+
 const model = await startMockModel();
 model.setDefault(script);
 const dir = mkdtempSync(path.join(tmpdir(), "antler-demo-"));
 const config = AppConfigSchema.parse({
+  server: { host: "127.0.0.1", port },
   storage: { path: path.join(dir, "antler.db") },
   models: [mockModelConfig(model, "demo")],
-  channels: { console: { enabled: true } },
+  channels: web ? { web: { enabled: true } } : { console: { enabled: true } },
 });
 const logger = createLogger({ level: "warn", destination: pino.destination(2) });
-const gateway = createGateway({ loaded: { config, baseDir: dir }, logger, serve: false });
+const gateway = createGateway({ loaded: { config, baseDir: dir }, logger, serve: web });
 await gateway.start();
+
+if (web) {
+  const report = gateway.report("web");
+  if (report?.state !== "running") {
+    process.stderr.write(`the web chat did not start: ${report?.reason ?? "unknown reason"}\n`);
+    process.exit(1);
+  }
+  const addr = gateway.server.address();
+  process.stdout.write(
+    `Antler demo: open http://127.0.0.1:${addr?.port}/chat and say hello (try "plan a trip"). Ctrl-C quits.\n`,
+  );
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  await gateway.stop();
+  await model.close();
+  process.exit(0);
+}
+
 process.stdout.write('Antler demo: type a message and press Enter (try "plan a trip"). Ctrl-D quits.\n');
 const terminal = gateway.slot("console")?.channel as ConsoleChannel;
 await terminal.closed;

@@ -30,6 +30,7 @@ const TESTS = {
   repair: "after a failed run, the next run works and keeps the text the user saw",
   busy: "a second run on a busy thread gets a busy error; other threads run",
   thread: "getThread reports the pending question and the history",
+  history: "history() reads the conversation back: user, reply, and an answered question with its answer",
 } as const;
 
 function history(mock: MockModel): string[] | undefined {
@@ -154,6 +155,34 @@ export function harnessContract(label: string, start: () => Promise<HarnessSubje
       const info = await h.getThread(thread);
       expect(info).toMatchObject({ threadId: thread, running: false, pending: { question: "Which region?", options: [] } });
       expect(info?.messageCount).toBe(2);
+    });
+
+    test("history", async () => {
+      expect(h.history, "the chat core reads threads back with history()").toBeDefined();
+      expect(await h.history!(randomUUID())).toEqual([]);
+      mock.enqueue({ text: "Paris, **probably**." });
+      expect(last(await collect(h.run(thread, "where to?")))).toMatchObject({ type: "done" });
+      mock.enqueue(
+        {
+          toolCalls: [
+            { name: "ask_clarification", id: "call_h", args: { question: "Train or plane?", options: ["Train", "Plane"] } },
+          ],
+        },
+        { text: "Train it is." },
+      );
+      expect(last(await collect(h.run(thread, "book it")))).toMatchObject({ type: "clarification" });
+      expect(last(await collect(h.resume(thread, "Train")))).toMatchObject({ type: "done", text: "Train it is." });
+      const read = await h.history!(thread);
+      expect(read.map((e) => [e.role, e.text])).toEqual([
+        ["user", "where to?"],
+        ["assistant", "Paris, **probably**."],
+        ["user", "book it"],
+        ["assistant", "Train or plane?\n\n→ Train"],
+        ["assistant", "Train it is."],
+      ]);
+      expect(new Set(read.map((e) => e.id)).size).toBe(read.length);
+      // The same ids on a second read: the page keys its messages by them.
+      expect((await h.history!(thread)).map((e) => e.id)).toEqual(read.map((e) => e.id));
     });
   });
 }

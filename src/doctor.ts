@@ -13,6 +13,7 @@ import type { ModelConfig } from "./config/schema.js";
 import { errorMessage } from "./errors.js";
 import { loadUserGraph } from "./harness/graph.js";
 import { type McpServerReport, McpServers } from "./harness/mcp/index.js";
+import { probeModel } from "./harness/models/probe.js";
 import { ASK_CLARIFICATION } from "./harness/tools/index.js";
 import type { Logger } from "./log/logger.js";
 import { routeWarnings } from "./routing/index.js";
@@ -49,7 +50,7 @@ export async function runDoctor(
     }
     lines.push(await attempt(subject, () => channel.check!()));
   }
-  for (const model of loaded.config.models) lines.push(await attempt(`model ${model.name}`, () => probeModel(model)));
+  for (const model of loaded.config.models) lines.push(await attempt(`model ${model.name}`, () => checkModel(model)));
   lines.push(...(await checkMcpServers(loaded, logger)));
   for (const name of new Tenancy(loaded.config).agentNames()) {
     const agent = await checkAgent(loaded, name, logger);
@@ -122,16 +123,10 @@ async function attempt(subject: string, check: () => Promise<string>): Promise<D
 }
 
 /** An OpenAI-compatible endpoint answers GET /models; other providers are only reported. */
-async function probeModel(model: ModelConfig): Promise<string> {
-  if (!model.base_url) return `${model.model} via ${model.use} (no base_url to probe)`;
-  const url = `${model.base_url.replace(/\/+$/, "")}/models`;
-  const headers: Record<string, string> = model.api_key ? { authorization: `Bearer ${model.api_key}` } : {};
-  const res = await fetch(url, { headers, signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) }).catch((err: unknown) => {
-    throw new Error(`${url} is not reachable: ${errorMessage((err as { cause?: unknown }).cause ?? err)}`);
-  });
-  if (res.status === 401 || res.status === 403) throw new Error(`${url} rejected the API key (HTTP ${res.status})`);
-  if (res.status >= 500) throw new Error(`${url} answered HTTP ${res.status}`);
-  return `${model.model} at ${model.base_url} is reachable`;
+async function checkModel(model: ModelConfig): Promise<string> {
+  const result = await probeModel(model, CHECK_TIMEOUT_MS);
+  if (result.outcome === "ok" || result.outcome === "unprobed") return result.detail;
+  throw new Error(result.detail);
 }
 
 export function formatDoctor(lines: DoctorLine[]): string {

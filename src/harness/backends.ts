@@ -102,6 +102,7 @@ export async function buildAgent(parts: AgentParts): Promise<Harness> {
   return new AgentHarness({
     agent: lead.agent,
     modelName: lead.modelName,
+    model: config.models.find((m) => m.name === lead.modelName),
     logger,
     recursionLimit,
     mcp,

@@ -27,6 +27,8 @@ interface ErrorLike {
   name?: string;
   message?: string;
   status?: number;
+  /** An AggregateError's parts: Node tries each address of a host and reports every refusal. */
+  errors?: unknown[];
   code?: string;
   lc_error_code?: string;
   cause?: unknown;
@@ -43,13 +45,24 @@ function chain(err: unknown): ErrorLike[] {
   return out;
 }
 
+/** Codes of a connection that never opened (refused, no such host, no route), as against one that broke. */
+const UNREACHABLE = /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|UND_ERR_CONNECT_TIMEOUT/;
 const NETWORK = /terminated|fetch failed|socket hang up|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|network|connection/i;
 const MALFORMED = /Could not parse|Unexpected token|Unexpected end of JSON|in JSON at position|Expected .* after/i;
 
+/** The error says no connection was ever made: the endpoint is down, unknown or unrouted. */
+function couldNotConnect(e: ErrorLike): boolean {
+  const parts = [e, ...(Array.isArray(e.errors) ? (e.errors as ErrorLike[]) : [])];
+  return parts.some((p) => UNREACHABLE.test(`${p?.code ?? ""} ${p?.message ?? ""}`));
+}
+
+/** What a chat user reads. Those about settings name the config key, never its value or the URL. */
 export const MESSAGES = {
   rate_limited: "The AI model is receiving too many requests right now. Please try again in a minute.",
   server: "The AI model service had an error. Please try again.",
-  auth: "The AI model refused our credentials. An operator needs to check the model settings.",
+  auth: "The AI model rejected our API key. An operator needs to set the model's api_key in the config (OPENAI_API_KEY).",
+  unreachable:
+    "The AI model's server can't be reached. An operator needs to check the model's base_url in the config (OPENAI_BASE_URL).",
   rejected: "The AI model rejected the request. Please try again or start a new conversation with /new.",
   disconnect: "The connection to the AI model broke off. Please try again.",
   slow: "The AI model took too long to answer. Please try again.",
@@ -104,6 +117,7 @@ export function toRunError(err: unknown, aborted: boolean, reason?: unknown): Ru
   if (errors.some((e) => e.name === "APIConnectionTimeoutError" || /request timed out/i.test(e.message ?? ""))) {
     return { code: "model_error", message: MESSAGES.slow };
   }
+  if (errors.some(couldNotConnect)) return { code: "model_error", message: MESSAGES.unreachable };
   if (errors.some((e) => e.name === "APIConnectionError" || NETWORK.test(`${e.code ?? ""} ${e.message ?? ""}`))) {
     return { code: "model_error", message: MESSAGES.disconnect };
   }

@@ -7,6 +7,10 @@
  * A tenant's `admin_token` opens the same routes limited to that tenant: its channels (another
  * tenant's answer 404, as if they did not exist), its MCP clients, its agents and its usage.
  * `/metrics` spans every tenant, so a tenant token gets 403 there.
+ *
+ * `/readyz` and the page probe the agent (its model endpoint or its server); those answers are
+ * reused for a few seconds, so a page refreshing itself or a busy readiness check does not
+ * hammer the endpoint.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -79,14 +83,21 @@ function tenantOfToken(presented: string | undefined, tokens: Record<string, str
   return found;
 }
 
-/** Who may use the admin API with this request; undefined when it has been answered with 401/403. */
-function authorize(req: IncomingMessage, res: ServerResponse, options: AdminOptions): Caller | undefined {
+/** Who the request speaks for, if anyone; answers nothing. */
+function callerOf(req: IncomingMessage, options: AdminOptions): Caller | undefined {
   const token = options.adminToken;
   const presented = presentedToken(req);
   const tenant = tenantOfToken(presented, options.tenantTokens ?? {});
   if (tenant !== undefined) return { tenant };
-  if (token) {
-    if (presented !== undefined && tokenMatches(presented, token)) return { tenant: undefined };
+  if (token) return presented !== undefined && tokenMatches(presented, token) ? { tenant: undefined } : undefined;
+  return isLoopback(req.socket.remoteAddress) ? { tenant: undefined } : undefined;
+}
+
+/** Who may use the admin API with this request; undefined when it has been answered with 401/403. */
+function authorize(req: IncomingMessage, res: ServerResponse, options: AdminOptions): Caller | undefined {
+  const caller = callerOf(req, options);
+  if (caller) return caller;
+  if (options.adminToken) {
     sendJson(
       res,
       401,
@@ -97,7 +108,6 @@ function authorize(req: IncomingMessage, res: ServerResponse, options: AdminOpti
     );
     return undefined;
   }
-  if (isLoopback(req.socket.remoteAddress)) return { tenant: undefined };
   sendJson(res, 403, { error: "the admin API answers only loopback when server.admin_token is not set" });
   return undefined;
 }
@@ -117,6 +127,58 @@ function sees(caller: Caller, tenant: string): boolean {
 /** Admin routes answer while the server is paused (start-up, drain); only webhooks wait. */
 const OPEN = { alwaysOpen: true };
 
+/** How long `/readyz` and the page reuse a probe of the agents. */
+const PROBE_REUSE_MS = 10_000;
+
+/** `load`'s answer, reused for `ms` after it arrives; callers meanwhile share the one call. */
+function reused<T>(load: () => Promise<T>, ms: number): () => Promise<T> {
+  let last: Promise<T> | undefined;
+  let arrived = Number.POSITIVE_INFINITY;
+  return () => {
+    if (last && Date.now() - arrived < ms) return last;
+    const value = load();
+    last = value;
+    arrived = Number.POSITIVE_INFINITY;
+    value.then(
+      () => {
+        if (last === value) arrived = Date.now();
+      },
+      () => {
+        if (last === value) last = undefined;
+      },
+    );
+    return value;
+  };
+}
+
+/** What /readyz says of the default agent: what it is, whether it can answer, and why not. */
+export interface ReadyAgent {
+  backend: AgentStatus["backend"];
+  target: string;
+  reachable: boolean;
+  /** The problem when it cannot answer, else null. */
+  problem: string | null;
+}
+
+/** A URL's place in a text shown to anyone who can reach the port. */
+function withoutUrls(text: string): string {
+  return text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s)]+/gi, "<url>");
+}
+
+/** The default agent for /readyz; URLs are left out unless the caller may use the admin API. */
+function readyAgent(status: AgentStatus, full: boolean): ReadyAgent {
+  const shown = full ? (text: string) => text : withoutUrls;
+  const problem = status.reachable
+    ? null
+    : (status.last_error?.message ?? `the ${status.backend} agent (${status.target}) cannot be reached`);
+  return {
+    backend: status.backend,
+    target: shown(status.target),
+    reachable: status.reachable,
+    problem: problem && shown(problem),
+  };
+}
+
 export function mountAdmin(server: HttpServer, source: AdminSource, options: AdminOptions): void {
   type Handler = (req: IncomingMessage, res: ServerResponse, params: Record<string, string>, caller: Caller) => unknown;
   const guarded = (handler: Handler) => (req: IncomingMessage, res: ServerResponse, params: Record<string, string>) => {
@@ -132,19 +194,31 @@ export function mountAdmin(server: HttpServer, source: AdminSource, options: Adm
     return false;
   };
 
-  // Ready = started, not draining, and every enabled channel connected. Before the channels
-  // are loaded the list is empty, so the server's own state must say "not yet".
+  const probedAgent = reused(() => source.agentStatus(true), PROBE_REUSE_MS);
+  const probedAgents = reused(() => source.agentStatuses(true), PROBE_REUSE_MS);
+
+  // Ready = started, not draining, every enabled channel connected, and the default agent's
+  // model (or server) answering. Before the channels are loaded the list is empty, so the
+  // server's own state must say "not yet".
   server.route(
     "GET",
     "/readyz",
-    (_req, res) => {
+    async (req, res) => {
       const waiting = source
         .reports()
         .filter((r) => r.enabled && !r.connected)
         .map((r) => r.name);
       const state = server.pausedFor ?? "running";
-      const ready = state === "running" && waiting.length === 0;
-      sendJson(res, ready ? 200 : 503, { ready, state, waiting });
+      const status = await probedAgent();
+      const admin = callerOf(req, options)?.tenant === undefined && callerOf(req, options) !== undefined;
+      const agent = status ? readyAgent(status, admin) : null;
+      const problems = [
+        ...(state === "running" ? [] : [`the gateway is ${state}`]),
+        ...waiting.map((name) => `channel ${name} is not connected`),
+        ...(agent?.problem ? [agent.problem] : []),
+      ];
+      const ready = problems.length === 0;
+      sendJson(res, ready ? 200 : 503, { ready, state, waiting, agent, problems });
     },
     OPEN,
   );
@@ -221,9 +295,10 @@ export function mountAdmin(server: HttpServer, source: AdminSource, options: Adm
   server.route(
     "GET",
     "/",
-    guarded((_req, res, _params, caller) => {
+    guarded(async (_req, res, _params, caller) => {
+      const agents = (await probedAgents()).filter((a) => sees(caller, a.tenant));
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-      res.end(renderStatusPage(reports(caller), { version: options.version, startedAt: source.startedAt }));
+      res.end(renderStatusPage(reports(caller), { version: options.version, startedAt: source.startedAt, agents }));
     }),
     OPEN,
   );

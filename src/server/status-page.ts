@@ -1,8 +1,13 @@
 /**
  * The operator's status page: plain server-rendered HTML, no build step, refreshing itself.
- * Everything shown comes from the same reports as GET /api/channels.
+ * The channels come from the same reports as GET /api/channels, the agents (and their model
+ * endpoints, probed) from the same statuses as GET /api/agent.
  */
 import type { ChannelReport } from "../channels/registry.js";
+import type { AgentStatus } from "../harness/types.js";
+
+/** One agent instance as the page shows it. */
+export type PageAgent = AgentStatus & { tenant: string; agent: string };
 
 const COLORS: Record<string, string> = {
   running: "#1a7f37",
@@ -25,6 +30,12 @@ function ago(iso: string | null, now: number): string {
   return `${Math.round(s / 3600)}h ago`;
 }
 
+/** A link to a page on this server (a channel's chat page); only paths, never another site. */
+function chatLink(r: ChannelReport, label: string): string {
+  if (!r.link?.startsWith("/") || r.link.startsWith("//")) return "";
+  return `<a class="chat-link" href="${esc(r.link)}">${esc(label)}</a>`;
+}
+
 function row(r: ChannelReport, now: number): string {
   const color = COLORS[r.state] ?? "#57606a";
   const problem = r.last_error
@@ -32,7 +43,7 @@ function row(r: ChannelReport, now: number): string {
     : '<span class="muted">none</span>';
   const c = r.counters;
   return `<tr data-channel="${esc(r.name)}">
-  <td><b>${esc(r.name)}</b><div class="muted">${esc(r.mode ?? "")}</div></td>
+  <td><b>${esc(r.name)}</b><div class="muted">${esc(r.mode ?? "")}</div>${r.link ? `<div>${chatLink(r, "Open the web chat")}</div>` : ""}</td>
   <td><span class="state" style="background:${color}">${esc(r.state)}</span>${r.connected ? "" : ' <span class="muted">not connected</span>'}
     ${r.reason ? `<div class="${r.state === "failed" ? "reason" : "muted"}">${esc(r.reason)}</div>` : ""}</td>
   <td>${problem}</td>
@@ -41,15 +52,59 @@ function row(r: ChannelReport, now: number): string {
 </tr>`;
 }
 
+function agentRow(a: PageAgent, now: number): string {
+  const color = a.reachable ? COLORS.running : COLORS.failed;
+  const problem = a.last_error
+    ? `${esc(a.last_error.message)} <span class="muted">(${ago(a.last_error.at, now)})</span>`
+    : '<span class="muted">none</span>';
+  return `<tr data-agent="${esc(`${a.tenant}/${a.agent}`)}">
+  <td><b>${esc(a.agent)}</b><div class="muted">tenant ${esc(a.tenant)}</div></td>
+  <td>${esc(a.backend)}<div class="muted">${esc(a.target)}</div></td>
+  <td><span class="state" style="background:${color}">${a.reachable ? "reachable" : "not reachable"}</span></td>
+  <td class="${a.reachable ? "" : "problem"}">${problem}</td>
+</tr>`;
+}
+
+const NO_CHANNEL = `No channel is enabled, so nobody can talk to the agent yet.`;
+const HOW_TO_ENABLE = `Set <code>enabled: true</code> on a channel under <code>channels:</code> in your config and restart.
+  <code>web</code> gives a chat page at <code>/chat</code> with no account to create; each platform's keys are listed in
+  <code>config.example.yaml</code> and in <code>src/channels/&lt;name&gt;/README.md</code>.`;
+
+/** The line under the title: all well, nothing enabled, or what needs attention. */
+function summary(reports: ChannelReport[], agents: PageAgent[]): { ok: boolean; text: string; hint?: string } {
+  const enabled = reports.filter((r) => r.enabled);
+  const failing = enabled.filter((r) => r.state !== "running").length;
+  const blocked = agents.filter((a) => !a.reachable).length;
+  const parts = [
+    failing > 0 ? `${failing} channel${failing === 1 ? "" : "s"}` : "",
+    blocked > 0 ? `${blocked} agent${blocked === 1 ? "" : "s"} whose model or backend cannot be used` : "",
+  ].filter(Boolean);
+  if (enabled.length === 0) {
+    const text = parts.length ? `${NO_CHANNEL} Also needs attention: ${parts.join(", ")}.` : NO_CHANNEL;
+    return { ok: false, text, hint: HOW_TO_ENABLE };
+  }
+  if (parts.length) return { ok: false, text: `Needs attention: ${parts.join(", ")}.` };
+  return { ok: true, text: "All enabled channels are running and every agent's backend answers." };
+}
+
 export function renderStatusPage(
   reports: ChannelReport[],
-  info: { version: string; startedAt: number; refreshSeconds?: number },
+  info: { version: string; startedAt: number; refreshSeconds?: number; agents?: PageAgent[] },
 ): string {
   const now = Date.now();
   const refresh = info.refreshSeconds ?? 5;
-  const healthy = reports.filter((r) => r.enabled).every((r) => r.state === "running");
+  const agents = info.agents ?? [];
+  const state = summary(reports, agents);
   const rows =
     reports.length > 0 ? reports.map((r) => row(r, now)).join("\n") : '<tr><td colspan="5">No channels configured.</td></tr>';
+  const agentRows =
+    agents.length > 0
+      ? agents.map((a) => agentRow(a, now)).join("\n")
+      : '<tr><td colspan="4" class="muted">The agents are not started yet.</td></tr>';
+  const linked = reports.filter((r) => r.link);
+  const links = linked
+    .map((r) => chatLink(r, linked.length > 1 ? `Open the web chat (${r.name})` : "Open the web chat"))
+    .filter(Boolean);
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -60,24 +115,39 @@ export function renderStatusPage(
 <style>
   body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem; color: #1f2328; }
   h1 { font-size: 1.4rem; margin: 0 0 .25rem; }
+  h2 { font-size: 1.1rem; margin: 1.5rem 0 0; }
   table { border-collapse: collapse; width: 100%; margin-top: 1rem; }
   th, td { text-align: left; padding: .5rem .75rem; border-bottom: 1px solid #d0d7de; vertical-align: top; }
   th { font-weight: 600; background: #f6f8fa; }
+  code { background: #f6f8fa; border-radius: .25rem; padding: 0 .25rem; }
+  a { color: #0969da; }
   .state { color: #fff; border-radius: 1rem; padding: .1rem .6rem; font-weight: 600; }
   .muted { color: #656d76; font-size: 12px; }
-  .reason { color: #cf222e; font-size: 12px; margin-top: .25rem; }
+  .reason, .problem { color: #cf222e; }
+  .reason { font-size: 12px; margin-top: .25rem; }
   .num { font-variant-numeric: tabular-nums; white-space: nowrap; }
-  .summary { font-weight: 600; color: ${healthy ? "#1a7f37" : "#cf222e"}; }
+  .summary { font-weight: 600; color: ${state.ok ? "#1a7f37" : "#cf222e"}; }
+  .links a { font-weight: 600; margin-right: 1rem; }
 </style>
 </head>
 <body>
 <h1>Antler</h1>
 <div class="muted">version ${esc(info.version)} · up ${ago(new Date(info.startedAt).toISOString(), now).replace(" ago", "")} · refreshes every ${refresh}s</div>
-<p class="summary">${healthy ? "All enabled channels are running." : "Some enabled channels need attention."}</p>
+${links.length ? `<p class="links">${links.join(" ")}</p>` : ""}
+<p class="summary">${esc(state.text)}</p>
+${state.hint ? `<p class="hint">${state.hint}</p>` : ""}
+<h2>Channels</h2>
 <table>
 <thead><tr><th>Channel</th><th>State</th><th>Last error</th><th>Traffic</th><th class="num">in / runs / replies / errors / 429</th></tr></thead>
 <tbody>
 ${rows}
+</tbody>
+</table>
+<h2>Agents and models</h2>
+<table>
+<thead><tr><th>Agent</th><th>Backend</th><th>State</th><th>Last problem</th></tr></thead>
+<tbody>
+${agentRows}
 </tbody>
 </table>
 </body>

@@ -138,7 +138,7 @@ describe("model faults", () => {
 
   it("names the cause a user or operator can act on, and no fault puts the API key in the log", async () => {
     const faults: Array<[MockReply, RegExp]> = [
-      [{ fault: "http401" }, /credentials/],
+      [{ fault: "http401" }, /rejected our API key.*api_key.*OPENAI_API_KEY/],
       [{ fault: "http429" }, /too many requests/],
       [{ fault: "http500" }, /service had an error/],
       [{ fault: "disconnect", afterChunks: 1 }, /connection .* broke off/],

@@ -66,6 +66,8 @@ export interface InboxEntry {
   receivedAt: number;
   updatedAt: number;
   error?: string;
+  /** The gateway replica that recorded or last claimed it (stores shared by several replicas). */
+  owner?: string;
 }
 
 export interface BindingStore {
@@ -108,6 +110,28 @@ export interface BindingStore {
   unfinished(): Promise<InboxEntry[]>;
   /** Deletes finished events received before `before` (ms). Returns how many. */
   pruneInbox(before: number): Promise<number>;
+
+  /*
+   * Several gateway replicas on one store (PostgreSQL). A store opened for a replica records
+   * that replica as the owner of every event it records or claims. A single-process store may
+   * leave these out.
+   */
+
+  /** The replica this store records as owner; absent on a single-process store. */
+  readonly replica?: string;
+  /**
+   * Claims an event for running: `received` → `running`, owned by this replica, atomically.
+   * False when it is no longer `received` (another replica took it), so exactly one runs it.
+   */
+  claimInbound?(channel: string, eventId: string): Promise<boolean>;
+  /** The conversation's oldest event still `received`, in the order the store recorded them. */
+  oldestReceived?(key: string): Promise<InboxEntry | undefined>;
+  /**
+   * Moves the unfinished (`received` or `running`) events of `channels` owned by any replica in
+   * `from` to this one, atomically: of replicas asking at once, each event goes to exactly one.
+   * Returns the moved events, oldest first, with their state unchanged.
+   */
+  takeOver?(from: string[], channels: string[]): Promise<InboxEntry[]>;
 
   /** Closes the storage; on a view from `forTenant` it does nothing. */
   close(): Promise<void>;

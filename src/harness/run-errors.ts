@@ -34,11 +34,11 @@ interface ErrorLike {
   cause?: unknown;
 }
 
-/** The error and its causes, outermost first (middleware and graph layers wrap the real one). */
+/** The error and its causes, outermost first (each middleware wraps it again: the socket error sits deep). */
 function chain(err: unknown): ErrorLike[] {
   const out: ErrorLike[] = [];
   let current: unknown = err;
-  while (current && typeof current === "object" && out.length < 8) {
+  while (current && typeof current === "object" && out.length < 16) {
     out.push(current as ErrorLike);
     current = (current as ErrorLike).cause;
   }

@@ -5,7 +5,8 @@ import { tool } from "langchain";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { AgentHarness, createAntlerAgent } from "../../src/harness/index.js";
-import { MESSAGES } from "../../src/harness/run-errors.js";
+import { MESSAGES, toRunError } from "../../src/harness/run-errors.js";
+import { freePort } from "../contract/gateway.js";
 import { type MockModel, type MockReply, mockModelConfig, startMockModel } from "../fakes/openai.js";
 import { collect, deltas, last, runUntil, startHarness, type TestHarness } from "./helpers.js";
 
@@ -160,6 +161,60 @@ describe("model faults", () => {
     await collect(t.harness.run("t1", "again"));
     const sent = mock.requests[1]?.messages.map((m) => `${m.role}:${m.content}`);
     expect(sent?.slice(1)).toEqual(["user:hello", "assistant:part0 part1 ", "user:again"]);
+  });
+});
+
+describe("a model endpoint that cannot be used", () => {
+  it("connection refused, a stream cut mid-reply and a refused key each get their own notice, naming what to set", async () => {
+    mock.enqueue({ fault: "http401" }, { fault: "disconnect", afterChunks: 1 });
+    const key = last(await collect(t.harness.run("t1", "hello")));
+    const cut = last(await collect(t.harness.run("t2", "hello")));
+    const port = await freePort();
+    const h = await startHarness(mock, { models: [{ ...mockModelConfig(mock), base_url: `http://127.0.0.1:${port}/v1` }] });
+    try {
+      const refused = last(await collect(h.harness.run("t3", "hello")));
+      const notices = [key, cut, refused].map((e) => (e.type === "error" ? [e.code, e.message] : [e.type]));
+      expect(notices).toEqual([
+        ["model_error", MESSAGES.auth],
+        ["model_error", MESSAGES.disconnect],
+        ["model_error", MESSAGES.unreachable],
+      ]);
+      expect((await h.harness.status()).reachable).toBe(false);
+    } finally {
+      await h.harness.close();
+    }
+    expect(MESSAGES.unreachable).toMatch(/base_url.*OPENAI_BASE_URL/);
+    expect(MESSAGES.auth).toMatch(/api_key.*OPENAI_API_KEY/);
+    for (const text of [MESSAGES.auth, MESSAGES.unreachable]) expectReadable(text);
+  });
+
+  it("an unknown host, a refused address among several, or a reset connection", () => {
+    const wrapped = (cause: unknown) => Object.assign(new Error("Connection error."), { name: "APIConnectionError", cause });
+    const dns = new TypeError("fetch failed", {
+      cause: Object.assign(new Error("getaddrinfo ENOTFOUND llm.invalid"), { code: "ENOTFOUND" }),
+    });
+    const both = new AggregateError([Object.assign(new Error("connect ECONNREFUSED ::1:9"), { code: "ECONNREFUSED" })], "");
+    const reset = new TypeError("terminated", { cause: Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }) });
+    expect(toRunError(wrapped(dns), false).message).toBe(MESSAGES.unreachable);
+    expect(toRunError(wrapped(new TypeError("fetch failed", { cause: both })), false).message).toBe(MESSAGES.unreachable);
+    expect(toRunError(wrapped(reset), false).message).toBe(MESSAGES.disconnect);
+  });
+
+  it("status(true) probes the endpoint and names the problem with its URL for the operator", async () => {
+    const port = await freePort();
+    const dead = { ...mockModelConfig(mock), base_url: `http://127.0.0.1:${port}/v1` };
+    const h = await startHarness(mock, { models: [dead] });
+    try {
+      expect(await h.harness.status()).toMatchObject({ reachable: true, last_error: null });
+      const status = await h.harness.status(true);
+      expect(status.reachable).toBe(false);
+      expect(status.last_error?.message).toMatch(
+        new RegExp(`model mock: http://127\\.0\\.0\\.1:${port}/v1/models is not reachable .*ECONNREFUSED.*base_url`),
+      );
+      expect(status.last_error?.message).not.toContain("sk-mock");
+    } finally {
+      await h.harness.close();
+    }
   });
 });
 

@@ -142,8 +142,10 @@ export class WebChannel extends LifecycleChannel implements Channel {
       for (const res of this.streams) res.write(": ping\n\n");
     }, HEARTBEAT_MS);
     this.heartbeat.unref();
-    const url = this.serverUrl?.();
-    this.logger.info({ url: url ? `${url}${base}` : base, guarded: this.auth.guarded }, "web chat is open");
+    const server = this.serverUrl?.();
+    const url = server ? `${server}${base}` : base;
+    const who = this.auth.guarded ? "with its token" : "from this machine";
+    this.logger.info({ url }, `web chat: open ${url} (${who})`);
   }
 
   protected async close(): Promise<void> {

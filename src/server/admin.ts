@@ -165,17 +165,22 @@ function withoutUrls(text: string): string {
   return text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s)]+/gi, "<url>");
 }
 
-/** The default agent for /readyz; URLs are left out unless the caller may use the admin API. */
-function readyAgent(status: AgentStatus, full: boolean): ReadyAgent {
-  const shown = full ? (text: string) => text : withoutUrls;
-  const problem = status.reachable
-    ? null
-    : (status.last_error?.message ?? `the ${status.backend} agent (${status.target}) cannot be reached`);
+/** The problem in words that name no host, address or URL, for callers who are not the admin. */
+function publicProblem(status: AgentStatus): string {
+  const refused = /rejected (the|our) API key|refused our credentials/i.test(status.last_error?.message ?? "");
+  const what = status.backend === "remote" ? "agent server" : "model endpoint";
+  return `the ${what} ${refused ? "rejected the API key" : "cannot be reached"} (details: GET /api/agent with the admin token)`;
+}
+
+/** The default agent for /readyz; only a caller of the admin API reads the URL and the cause. */
+function readyAgent(status: AgentStatus, admin: boolean): ReadyAgent {
+  const full = status.last_error?.message ?? `the ${status.backend} agent (${status.target}) cannot be reached`;
+  const problem = status.reachable ? null : admin ? full : publicProblem(status);
   return {
     backend: status.backend,
-    target: shown(status.target),
+    target: admin ? status.target : withoutUrls(status.target),
     reachable: status.reachable,
-    problem: problem && shown(problem),
+    problem,
   };
 }
 

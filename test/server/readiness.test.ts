@@ -9,7 +9,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { AppConfigSchema } from "../../src/config/schema.js";
 import { createGateway, type Gateway } from "../../src/gateway.js";
-import { eventually, freePort, testLogger } from "../contract/gateway.js";
+import { eventually, freePort, startTestGateway, type TestGateway, testLogger } from "../contract/gateway.js";
 import { FakeDingTalk } from "../fakes/dingtalk/index.js";
 import { LoopbackWorld } from "../fakes/loopback.js";
 import { type MockModel, mockModelConfig, startMockModel } from "../fakes/openai.js";
@@ -57,9 +57,17 @@ async function build() {
   return { gateway, model, fake, url, release };
 }
 
-const readyz = async (url: string) => {
-  const res = await fetch(`${url}/readyz`);
-  return { status: res.status, body: (await res.json()) as { ready: boolean; state: string; waiting: string[] } };
+interface ReadyBody {
+  ready: boolean;
+  state: string;
+  waiting: string[];
+  agent: { backend: string; target: string; reachable: boolean; problem: string | null } | null;
+  problems: string[];
+}
+
+const readyz = async (url: string, headers: Record<string, string> = {}) => {
+  const res = await fetch(`${url}/readyz`, { headers });
+  return { status: res.status, body: (await res.json()) as ReadyBody };
 };
 
 describe("readiness", () => {
@@ -105,5 +113,53 @@ describe("readiness", () => {
     await stopping;
     gateway = undefined;
     expect(m.requests).toHaveLength(1);
+  });
+});
+
+describe("readiness and the model", () => {
+  let gw: TestGateway | undefined;
+  afterEach(async () => {
+    await gw?.stop();
+    gw = undefined;
+  });
+
+  it("is 200 with the mock model up, naming the agent it checked", async () => {
+    const world = new LoopbackWorld();
+    gw = await startTestGateway({ channels: { loop: world.channelConfig() } });
+    expect(await readyz(gw.url)).toEqual({
+      status: 200,
+      body: {
+        ready: true,
+        state: "running",
+        waiting: [],
+        agent: { backend: "embedded", target: "model mock", reachable: true, problem: null },
+        problems: [],
+      },
+    });
+  });
+
+  it("is 503 naming the model problem when the endpoint refuses connections, the URL only for the admin", async () => {
+    const world = new LoopbackWorld();
+    const port = await freePort();
+    gw = await startTestGateway({
+      channels: { loop: world.channelConfig() },
+      modelConfig: { base_url: `http://127.0.0.1:${port}/v1` },
+      server: { admin_token: "ready-token" },
+    });
+    const anyone = await readyz(gw.url);
+    expect(anyone.status).toBe(503);
+    expect(anyone.body).toMatchObject({ ready: false, state: "running", waiting: [], agent: { reachable: false } });
+    expect(anyone.body.agent?.problem).toMatch(/^the model endpoint cannot be reached/);
+    expect(anyone.body.problems).toEqual([anyone.body.agent?.problem]);
+    expect(JSON.stringify(anyone.body)).not.toContain(String(port));
+
+    const admin = await readyz(gw.url, { authorization: "Bearer ready-token" });
+    expect(admin.status).toBe(503);
+    expect(admin.body.agent?.problem).toMatch(
+      new RegExp(
+        `^model mock: http://127\\.0\\.0\\.1:${port}/v1/models is not reachable \\(connect ECONNREFUSED .*\\).*base_url`,
+      ),
+    );
+    expect(admin.body.problems).toEqual([admin.body.agent?.problem]);
   });
 });

@@ -121,7 +121,7 @@ export function renderStatusPage(
   th { font-weight: 600; background: #f6f8fa; }
   code { background: #f6f8fa; border-radius: .25rem; padding: 0 .25rem; }
   a { color: #0969da; }
-  .state { color: #fff; border-radius: 1rem; padding: .1rem .6rem; font-weight: 600; }
+  .state { color: #fff; border-radius: 1rem; padding: .1rem .6rem; font-weight: 600; white-space: nowrap; }
   .muted { color: #656d76; font-size: 12px; }
   .reason, .problem { color: #cf222e; }
   .reason { font-size: 12px; margin-top: .25rem; }

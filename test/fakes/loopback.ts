@@ -430,6 +430,8 @@ export const LoopbackChannelConfig = z.strictObject({
   ...z.object(accessConfigShape).partial().shape,
   /** A credential, like a real platform's bot token (unused by the fake, but a secret in config). */
   bot_token: z.string().optional(),
+  /** A page of its own on the gateway's server, like the web chat's `/chat` (shown as `link`). */
+  link: z.string().optional(),
 });
 export type LoopbackChannelConfig = z.output<typeof LoopbackChannelConfig>;
 
@@ -444,9 +446,11 @@ export class LoopbackChannel extends LifecycleChannel implements Channel {
   /** Present only when the world has `privateNotices` set. */
   answerAction?: (msg: InboundMessage, notice?: string) => Promise<boolean>;
   notifyUser?: (ref: ConversationRef, userId: string, text: string) => Promise<boolean>;
+  readonly link?: string;
   constructor(ctx: ChannelContext<LoopbackChannelConfig>) {
     super(ctx.name, "memory");
     this.world = LoopbackWorld.get(ctx.config.world);
+    if (ctx.config.link) this.link = ctx.config.link;
     const o = this.world.options;
     this.capabilities = {
       maxTextLength: o.maxTextLength ?? 4096,

@@ -53,7 +53,29 @@ export interface DispatcherOptions {
   observer?: DispatcherObserver;
   /** Takes attachments in and posts the agent's files out; without it, messages are text only. */
   media?: MediaDesk;
+  /**
+   * Set when several gateway replicas share the store (PostgreSQL): conversations are then run
+   * under a lease that only one replica holds at a time, in the order the store recorded their
+   * messages, whichever replica received them.
+   */
+  replicas?: ReplicaCoordinator;
 }
+
+/** What the dispatcher needs from the replica coordination (src/cluster). */
+export interface ReplicaCoordinator {
+  /** Runs `work` while this replica holds the conversation's lease, waiting while another holds it. */
+  withConversation<T>(tenant: string, key: string, work: () => Promise<T>): Promise<T>;
+  /** Whether another live replica holds the conversation's lease now (it is running a message there). */
+  heldElsewhere(tenant: string, key: string): Promise<boolean>;
+  /** Asks every other replica to stop the conversation's running reply. */
+  stopElsewhere(tenant: string, key: string): Promise<void>;
+}
+
+/** What to do with a message, decided the same way on every replica. */
+type Verdict =
+  | { kind: "ignore"; denial: "user" | "chat" | "mention" }
+  | { kind: "immediate"; command: CommandName }
+  | { kind: "queue" };
 
 export const NOTICES = {
   busy: "I'm still working through your earlier messages, so I couldn't take this one. Please send it again in a moment.",
@@ -166,6 +188,13 @@ export class Dispatcher {
     this.desk.close();
   }
 
+  /** Another replica asked to stop a conversation's reply (its `/stop`): stops it if it runs here. */
+  stopConversation(key: string): boolean {
+    const run = this.active.get(key);
+    run?.abort();
+    return run !== undefined;
+  }
+
   /** After a channel (re)started: tool approvals waiting in its chats get their deadlines again. */
   async armApprovals(slot: ChannelSlot): Promise<void> {
     await this.desk.resumeDeadlines(slot);
@@ -213,26 +242,78 @@ export class Dispatcher {
 
   /** Access, commands that answer at once, then the conversation's queue. */
   private async route(slot: ChannelSlot, msg: InboundMessage): Promise<void> {
-    const { logger } = this.options;
+    const { store } = this.conversations.scopeOf(slot.name);
+    const verdict = await this.verdict(slot, msg);
+    if (verdict.kind === "ignore") return this.ignore(slot, msg, verdict.denial);
+    if (verdict.kind === "immediate") {
+      this.inBackground(this.track(slot, msg, () => this.command(slot, msg, verdict.command)));
+      return;
+    }
+    const key = msg.ref.key;
+    const job = this.options.replicas ? () => this.drain(slot, key) : () => this.track(slot, msg, () => this.handle(slot, msg));
+    if (!this.queue.push(key, job)) {
+      if (!(await this.take(slot, msg))) return;
+      await store.setInboxState(slot.name, msg.eventId, "failed", "conversation queue full");
+      this.inBackground(this.notify(slot, msg.ref, NOTICES.busy));
+    }
+  }
+
+  /** Whether the message is for the bot, and whether it answers at once or waits its turn. */
+  private async verdict(slot: ChannelSlot, msg: InboundMessage): Promise<Verdict> {
     const { store } = this.conversations.scopeOf(slot.name);
     let denial = accessDenial(slot.access, msg);
     // A follow-up in a thread the bot is already part of needs no new mention, even after a restart.
     if (denial === "mention" && msg.inThread && (await store.currentThread(msg.ref.key))) denial = undefined;
-    if (denial) {
-      logger.debug({ channel: slot.name, key: msg.ref.key, denial }, "message not for the bot");
-      await store.setInboxState(slot.name, msg.eventId, "done", `ignored: ${denial}`);
-      if (denial === "user" && msg.ref.chatType === "direct") this.inBackground(this.notify(slot, msg.ref, NOTICES.notAllowed));
-      return;
-    }
+    if (denial) return { kind: "ignore", denial };
     const command = msg.action ? undefined : parseCommand(msg.text);
-    if (command && IMMEDIATE.has(command)) {
-      this.inBackground(this.track(slot, msg, () => this.command(slot, msg, command)));
-      return;
-    }
-    const queued = this.queue.push(msg.ref.key, () => this.track(slot, msg, () => this.handle(slot, msg)));
-    if (!queued) {
-      await store.setInboxState(slot.name, msg.eventId, "failed", "conversation queue full");
-      this.inBackground(this.notify(slot, msg.ref, NOTICES.busy));
+    if (command && IMMEDIATE.has(command)) return { kind: "immediate", command };
+    return { kind: "queue" };
+  }
+
+  private async ignore(slot: ChannelSlot, msg: InboundMessage, denial: "user" | "chat" | "mention"): Promise<void> {
+    const { store } = this.conversations.scopeOf(slot.name);
+    this.options.logger.debug({ channel: slot.name, key: msg.ref.key, denial }, "message not for the bot");
+    if (!(await this.take(slot, msg))) return;
+    await store.setInboxState(slot.name, msg.eventId, "done", `ignored: ${denial}`);
+    if (denial === "user" && msg.ref.chatType === "direct") this.inBackground(this.notify(slot, msg.ref, NOTICES.notAllowed));
+  }
+
+  /**
+   * Takes a recorded message for handling: with one process it is ours already; with several
+   * replicas it is ours only if no other replica took it first (false: leave it alone).
+   */
+  private async take(slot: ChannelSlot, msg: InboundMessage): Promise<boolean> {
+    const { store } = this.conversations.scopeOf(slot.name);
+    if (!this.options.replicas || !store.claimInbound) return true;
+    return store.claimInbound(slot.name, msg.eventId);
+  }
+
+  /**
+   * With several replicas: under the conversation's lease, runs its waiting messages in the
+   * order they were recorded, also those another replica received (its own job then finds
+   * nothing left). A drain that fails is tried again, so no recorded message is left waiting.
+   */
+  private async drain(slot: ChannelSlot, key: string, attempt = 0): Promise<void> {
+    const { store, tenant } = this.conversations.scopeOf(slot.name);
+    const replicas = this.options.replicas;
+    if (!replicas || !store.oldestReceived || !this.accepting) return;
+    try {
+      await replicas.withConversation(tenant, key, async () => {
+        for (let next = await store.oldestReceived!(key); next && this.accepting; next = await store.oldestReceived!(key)) {
+          const msg = next.payload as unknown as InboundMessage;
+          const verdict = await this.verdict(slot, msg);
+          if (verdict.kind === "ignore") await this.ignore(slot, msg, verdict.denial);
+          else if (verdict.kind === "immediate") await this.track(slot, msg, () => this.command(slot, msg, verdict.command));
+          else await this.track(slot, msg, () => this.handle(slot, msg));
+        }
+      });
+    } catch (err) {
+      this.options.logger.error(
+        { err, channel: slot.name, key, attempt },
+        "could not run a conversation's messages; trying again",
+      );
+      await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 500 * 2 ** attempt)));
+      if (this.accepting) this.inBackground(this.drain(slot, key, attempt + 1));
     }
   }
 
@@ -242,7 +323,12 @@ export class Dispatcher {
     const { store } = this.conversations.scopeOf(slot.name);
     // Stopping: a message not started yet stays `received` for the next process.
     if (!this.accepting) return;
-    await store.setInboxState(slot.name, msg.eventId, "running");
+    if (this.options.replicas && store.claimInbound) {
+      // Another replica took it first (it received it too late, or took it over): theirs to answer.
+      if (!(await store.claimInbound(slot.name, msg.eventId))) return;
+    } else {
+      await store.setInboxState(slot.name, msg.eventId, "running");
+    }
     try {
       await work();
       await store.setInboxState(slot.name, msg.eventId, "done");
@@ -481,8 +567,12 @@ export class Dispatcher {
     if (command === "stop") {
       const run = this.active.get(key);
       // The stopped run posts its own "stopped" notice; say something only when there was nothing to stop.
-      if (run) run.abort();
-      else if (!(await this.desk.stop(slot, key, msg.user.name ?? msg.user.id)))
+      if (run) return run.abort();
+      const replicas = this.options.replicas;
+      const { tenant } = this.conversations.scopeOf(slot.name);
+      // Another replica is answering in this conversation: it stops and says so.
+      if (replicas && (await replicas.heldElsewhere(tenant, key))) return replicas.stopElsewhere(tenant, key);
+      if (!(await this.desk.stop(slot, key, msg.user.name ?? msg.user.id)))
         await this.notify(slot, msg.ref, NOTICES.nothingToStop);
       return;
     }

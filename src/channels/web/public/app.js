@@ -1,0 +1,392 @@
+/**
+ * The web chat page: one plain ES module, no framework and no build step. It keeps the list of
+ * conversations in localStorage, reads a conversation's history as JSON, follows its replies as
+ * server-sent events, and posts messages and button clicks. The wire is in ../README.md.
+ *
+ * Every event handler is idempotent by message id, so a replay after a reconnect shows nothing twice.
+ */
+
+const BASE = document.querySelector('meta[name="antler-base"]')?.content ?? "";
+const STORE_KEY = `antler-chat:${BASE}`;
+const ID_RE = /^[A-Za-z0-9_-]{8,64}$/;
+const NEW_TITLE = "New chat";
+const $ = (id) => document.getElementById(id);
+const OFFLINE = "The chat server cannot be reached.";
+
+/** A new element with properties and children. */
+function h(tag, props = {}, ...children) {
+  const el = Object.assign(document.createElement(tag), props);
+  el.append(...children);
+  return el;
+}
+
+const store = loadStore();
+let conv = null; // the open conversation's id
+let source = null; // its EventSource
+let seq = 0; // the last event id seen on it
+let typingTimer = 0;
+let busyTimer = 0;
+
+/** A random id for conversations and messages: 16 bytes, base64url (22 characters). */
+function randomId() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
+}
+
+function loadStore() {
+  try {
+    const saved = JSON.parse(localStorage.getItem(STORE_KEY) ?? "{}");
+    const list = Array.isArray(saved.list) ? saved.list.filter((c) => ID_RE.test(c?.id ?? "")) : [];
+    return { current: typeof saved.current === "string" ? saved.current : null, list };
+  } catch {
+    return { current: null, list: [] };
+  }
+}
+
+function saveStore() {
+  localStorage.setItem(STORE_KEY, JSON.stringify(store));
+}
+
+/** Calls the API; resolves {ok, status, data} (data is the JSON body or {}), rejects on a network error. */
+async function api(method, path, body) {
+  const init = { method, headers: {}, credentials: "same-origin" };
+  if (body !== undefined) {
+    init.headers["content-type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(`${BASE}/api${path}`, init);
+  const data = await res.json().catch(() => ({}));
+  if (res.status === 401 && data.login) showLogin();
+  return { ok: res.ok, status: res.status, data };
+}
+
+/** POSTs JSON; resolves null when the server took it, else the reason to show. */
+async function post(path, body) {
+  try {
+    const res = await api("POST", path, body);
+    return res.ok ? null : errorText(res);
+  } catch {
+    return OFFLINE;
+  }
+}
+
+function errorText(res) {
+  if (res.data?.error) return res.data.error;
+  if (res.status === 503) return "The gateway is starting or stopping; try again in a moment.";
+  return `The server answered ${res.status}.`;
+}
+
+function show(section) {
+  for (const id of ["login", "chat"]) $(id).hidden = id !== section;
+  $("sidebar").hidden = section !== "chat";
+}
+
+function notice(text) {
+  $("notice").textContent = text;
+  $("notice").hidden = !text;
+}
+
+// --- Signing in -------------------------------------------------------------------------------
+
+async function boot() {
+  let res;
+  try {
+    res = await api("GET", "/session");
+  } catch {
+    return notice(`${OFFLINE} Reload the page to try again.`);
+  }
+  if (res.status === 401 && res.data.login) return;
+  if (!res.ok) {
+    show(null);
+    return notice(errorText(res));
+  }
+  if (res.data.title) {
+    $("app-title").textContent = res.data.title;
+    document.title = res.data.title;
+  }
+  notice("");
+  show("chat");
+  const known = store.list.some((c) => c.id === store.current);
+  openConversation(known ? store.current : newConversation());
+}
+
+function showLogin() {
+  closeStream();
+  show("login");
+  $("login-token").focus();
+}
+
+$("login-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const error = $("login-error");
+  error.textContent = "";
+  try {
+    const res = await api("POST", "/session", { token: $("login-token").value });
+    if (res.ok) {
+      $("login-token").value = "";
+      return boot();
+    }
+    error.textContent = res.status === 401 ? "That token is wrong." : errorText(res);
+  } catch {
+    error.textContent = OFFLINE;
+  }
+});
+
+// --- Conversations ----------------------------------------------------------------------------
+
+function newConversation() {
+  const id = randomId();
+  store.list.unshift({ id, title: NEW_TITLE });
+  saveStore();
+  return id;
+}
+
+function renderSidebar() {
+  const items = store.list.map((c) => {
+    const link = h("a", { href: `#${c.id}`, textContent: c.title });
+    link.dataset.id = c.id;
+    if (c.id === conv) link.setAttribute("aria-current", "page");
+    return h("li", {}, link);
+  });
+  $("conversations").replaceChildren(...items);
+  $("chat-heading").textContent = store.list.find((c) => c.id === conv)?.title ?? NEW_TITLE;
+}
+
+/** Names an untitled conversation after its first user message (commands don't count). */
+function nameConversation(id, text) {
+  const entry = store.list.find((c) => c.id === id);
+  const line = text.trim().replace(/\s+/g, " ");
+  if (!entry || entry.title !== NEW_TITLE || !line || line.startsWith("/")) return;
+  entry.title = line.length > 40 ? `${line.slice(0, 40)}…` : line;
+  saveStore();
+  renderSidebar();
+}
+
+$("conversations").addEventListener("click", (event) => {
+  const link = event.target.closest("a[data-id]");
+  if (!link) return;
+  event.preventDefault();
+  openConversation(link.dataset.id);
+  $("composer-text").focus();
+});
+
+$("new-chat").addEventListener("click", () => {
+  openConversation(newConversation());
+  $("composer-text").focus();
+});
+
+function closeStream() {
+  source?.close();
+  source = null;
+}
+
+/** Shows a conversation: its history, then its event stream from where the history ends. */
+async function openConversation(id) {
+  closeStream();
+  conv = id;
+  store.current = id;
+  saveStore();
+  renderSidebar();
+  setTyping(0);
+  $("messages").replaceChildren();
+  let res;
+  try {
+    res = await api("GET", `/conversations/${id}/history`);
+  } catch {
+    return notice(`The history could not be loaded. ${OFFLINE}`);
+  }
+  if (conv !== id) return; // another conversation was opened meanwhile
+  if (!res.ok) return res.status === 401 ? undefined : notice(errorText(res));
+  notice("");
+  $("messages").replaceChildren();
+  for (const m of res.data.messages ?? []) {
+    if (m.role === "user") addUser(m.id, m.text);
+    else upsertBot(m);
+  }
+  if (res.data.pending) upsertBot(res.data.pending);
+  const firstUser = (res.data.messages ?? []).find((m) => m.role === "user");
+  if (firstUser) nameConversation(id, firstUser.text);
+  seq = res.data.seq ?? 0;
+  openStream(id);
+  scrollDown(true);
+}
+
+function openStream(id) {
+  source = new EventSource(`${BASE}/api/conversations/${id}/events?after=${seq}`);
+  const on = (name, handle) =>
+    source.addEventListener(name, (event) => {
+      if (conv !== id) return;
+      if (event.lastEventId) seq = Number(event.lastEventId);
+      handle(JSON.parse(event.data));
+    });
+  on("message", (m) => {
+    setTyping(0);
+    upsertBot(m);
+  });
+  on("edit", (m) => {
+    setTyping(0);
+    upsertBot(m);
+  });
+  on("typing", (t) => setTyping(t.ms));
+  on("file", addFile);
+  on("user", (m) => {
+    if (!findMessage(m.id)) addUser(m.id, m.text);
+  });
+  on("reset", () => openConversation(id));
+  source.addEventListener("error", () => {
+    // EventSource retries by itself unless the server refused the stream (e.g. signed out).
+    if (source?.readyState === EventSource.CLOSED && conv === id) setTimeout(() => conv === id && openConversation(id), 3000);
+  });
+}
+
+// --- Messages ---------------------------------------------------------------------------------
+
+function findMessage(id) {
+  return [...$("messages").children].find((el) => el.dataset.id === id);
+}
+
+function messageShell(id, role, who) {
+  const el = h(
+    "article",
+    { className: `msg ${role}` },
+    h("h3", { className: "who", textContent: who }),
+    h("div", { className: "body" }),
+  );
+  el.dataset.id = id;
+  el.dataset.role = role;
+  return el;
+}
+
+function append(el) {
+  const stick = nearBottom();
+  $("messages").append(el);
+  scrollDown(stick);
+}
+
+function addUser(id, text) {
+  const el = messageShell(id, "user", "You");
+  el.querySelector(".body").textContent = text;
+  append(el);
+  return el;
+}
+
+/** Shows a bot message, or replaces the one with its id; `buttons` absent keeps the old ones. */
+function upsertBot(m) {
+  const stick = nearBottom();
+  let el = findMessage(m.id);
+  if (!el) {
+    el = messageShell(m.id, "assistant", "Antler");
+    $("messages").append(el);
+  }
+  const body = el.querySelector(".body");
+  if (m.html !== undefined) body.innerHTML = m.html;
+  else body.textContent = m.text ?? "";
+  for (const a of body.querySelectorAll("a[href]")) {
+    a.target = "_blank";
+    a.rel = "noopener noreferrer";
+  }
+  if (m.questionId) el.dataset.questionId = m.questionId;
+  if (Array.isArray(m.buttons)) renderButtons(el, m.buttons);
+  else setButtonsDisabled(el, false);
+  markBusy();
+  scrollDown(stick);
+}
+
+function renderButtons(el, buttons) {
+  el.querySelector(".buttons")?.remove();
+  if (buttons.length === 0) return;
+  const group = h("div", { className: "buttons", role: "group", ariaLabel: "Answers" });
+  for (const b of buttons) {
+    const button = h("button", { type: "button", textContent: b.label });
+    button.addEventListener("click", () => clickButton(el, b.id));
+    group.append(button);
+  }
+  el.append(group);
+}
+
+function setButtonsDisabled(el, disabled) {
+  for (const button of el.querySelectorAll(".buttons button")) button.disabled = disabled;
+}
+
+async function clickButton(el, buttonId) {
+  setButtonsDisabled(el, true);
+  const body = { id: randomId(), messageId: el.dataset.id, questionId: el.dataset.questionId, buttonId };
+  const failure = await post(`/conversations/${conv}/actions`, body);
+  if (failure) {
+    setButtonsDisabled(el, false);
+    notice(`The answer was not sent: ${failure}`);
+  }
+}
+
+function addFile(f) {
+  if (findMessage(f.id)) return;
+  const el = messageShell(f.id, "assistant", "Antler");
+  const body = el.querySelector(".body");
+  if (f.kind === "image") body.append(h("img", { src: f.url, alt: f.name }));
+  const size = f.size ? ` (${Math.max(1, Math.round(f.size / 1024))} KB)` : "";
+  body.append(h("a", { href: f.url, download: f.name, textContent: `Download ${f.name}${size}` }));
+  append(el);
+}
+
+/** Shows "typing…" for `ms` (0 hides it); the status element announces it politely. */
+function setTyping(ms) {
+  clearTimeout(typingTimer);
+  $("typing").textContent = ms > 0 ? "Antler is typing…" : "";
+  if (ms > 0) typingTimer = setTimeout(() => setTyping(0), ms);
+}
+
+/** A streaming reply is announced once it settles, not at every edit. */
+function markBusy() {
+  $("messages").setAttribute("aria-busy", "true");
+  clearTimeout(busyTimer);
+  busyTimer = setTimeout(() => $("messages").removeAttribute("aria-busy"), 1000);
+}
+
+function nearBottom() {
+  const log = $("messages");
+  return log.scrollHeight - log.scrollTop - log.clientHeight < 80;
+}
+
+function scrollDown(stick) {
+  if (stick) $("messages").scrollTop = $("messages").scrollHeight;
+}
+
+// --- Sending ----------------------------------------------------------------------------------
+
+$("composer").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const text = $("composer-text").value;
+  if (!text.trim() || !conv) return;
+  $("composer-text").value = "";
+  const id = randomId();
+  addUser(id, text);
+  nameConversation(conv, text);
+  send(conv, id, text);
+});
+
+$("composer-text").addEventListener("keydown", (event) => {
+  if (event.key !== "Enter" || event.shiftKey || event.isComposing) return;
+  event.preventDefault();
+  $("composer").requestSubmit();
+});
+
+/** Posts a user message; a failure marks it "not sent" with a Retry that reuses its id. */
+async function send(convId, id, text) {
+  const el = findMessage(id);
+  el?.querySelector(".status")?.remove();
+  el?.classList.remove("failed");
+  const failure = await post(`/conversations/${convId}/messages`, { id, text });
+  if (!failure || !el?.isConnected) return;
+  el.classList.add("failed");
+  const retry = h("button", { type: "button", textContent: "Retry" });
+  retry.addEventListener("click", () => {
+    $("composer-text").focus();
+    send(convId, id, text);
+  });
+  el.append(h("p", { className: "status", textContent: `Not sent: ${failure} ` }, retry));
+}
+
+boot();

@@ -155,13 +155,16 @@ export class ChannelLifecycle {
  * `open(sink, signal)` and an idempotent `close()`, and reports to `this.life` as its connection
  * comes and goes.
  */
-export abstract class LifecycleChannel implements Pick<Channel, "name" | "start" | "stop" | "status"> {
+export abstract class LifecycleChannel implements Pick<Channel, "name" | "start" | "stop" | "status" | "exclusive"> {
   /** The channel's instance name, the prefix of its conversation keys. */
   readonly name: string;
+  /** One connection per bot (see `Channel.exclusive`). */
+  readonly exclusive: boolean;
   protected readonly life: ChannelLifecycle;
 
-  constructor(name: string, mode: string) {
+  constructor(name: string, mode: string, options: { exclusive?: boolean } = {}) {
     this.name = name;
+    this.exclusive = options.exclusive ?? false;
     this.life = new ChannelLifecycle(name, mode);
   }
 

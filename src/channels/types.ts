@@ -318,6 +318,12 @@ export interface Channel {
   /** The largest file `sendFile` can post, in bytes, when the platform has a lower limit than `media.max_file_mb`. */
   readonly maxUploadBytes?: number;
   /**
+   * Only one process may hold this bot's connection at a time (long polling, a socket, a
+   * stream): with several gateway replicas, only the channel's leader starts it, and the others
+   * stand by to take over. Absent or false: every replica runs it (webhooks, the web chat).
+   */
+  readonly exclusive?: boolean;
+  /**
    * A page on Antler's own server where people chat through this channel (the web chat's path,
    * e.g. `/chat`); the status page and the start-up log link to it.
    */

@@ -38,6 +38,8 @@ export class ConsoleChannel implements Channel {
   static io: ConsoleIO | undefined;
 
   readonly name: string;
+  /** One terminal: with several replicas, only one of them reads it. */
+  readonly exclusive = true;
   readonly capabilities: ChannelCapabilities = {
     maxTextLength: 100_000,
     minEditIntervalMs: 50,

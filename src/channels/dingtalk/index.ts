@@ -70,7 +70,7 @@ export class DingTalkChannel extends LifecycleChannel implements Channel {
 
   constructor(ctx: ChannelContext<DingTalkChannelConfig>) {
     const config = DingTalkChannelConfig.parse(ctx.config);
-    super(ctx.name, config.mode);
+    super(ctx.name, config.mode, { exclusive: config.mode === "stream" });
     this.config = config;
     this.logger = ctx.logger;
     this.http = ctx.http;

@@ -101,7 +101,7 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
   private readonly threads: ThreadStarter;
 
   constructor(ctx: ChannelContext<DiscordChannelConfig>) {
-    super(ctx.name, "gateway");
+    super(ctx.name, "gateway", { exclusive: true });
     this.config = ctx.config;
     this.logger = ctx.logger;
     this.rules = { name: ctx.name, thread: ctx.config.thread, scope: ctx.config.session_scope };

@@ -75,7 +75,7 @@ export class FeishuChannel extends LifecycleChannel implements Channel {
 
   constructor(ctx: ChannelContext<FeishuChannelConfig>) {
     const config = FeishuChannelConfig.parse(ctx.config ?? {});
-    super(ctx.name, config.mode);
+    super(ctx.name, config.mode, { exclusive: config.mode === "websocket" });
     this.ctx = ctx;
     this.config = config;
     this.logger = ctx.logger;

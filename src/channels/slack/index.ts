@@ -87,7 +87,7 @@ export class SlackChannel extends LifecycleChannel implements Channel {
   private bot: BotIdentity | undefined;
 
   constructor(private readonly ctx: ChannelContext<SlackChannelConfig>) {
-    super(ctx.name, ctx.config.mode);
+    super(ctx.name, ctx.config.mode, { exclusive: ctx.config.mode === "socket" });
     this.config = ctx.config;
     this.logger = ctx.logger;
     this.access = accessRulesFrom({

@@ -66,7 +66,7 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
   private readonly files: TelegramFiles;
 
   constructor(ctx: ChannelContext<TelegramChannelConfig>) {
-    super(ctx.name, ctx.config.mode);
+    super(ctx.name, ctx.config.mode, { exclusive: ctx.config.mode === "polling" });
     this.config = ctx.config;
     this.logger = ctx.logger;
     this.http = ctx.http;

@@ -130,8 +130,11 @@ const OPEN = { alwaysOpen: true };
 /** How long `/readyz` and the page reuse a probe of the agents. */
 const PROBE_REUSE_MS = 10_000;
 
-/** `load`'s answer, reused for `ms` after it arrives; callers meanwhile share the one call. */
-function reused<T>(load: () => Promise<T>, ms: number): () => Promise<T> {
+/**
+ * `load`'s answer, reused for `ms` after it arrives; callers meanwhile share the one call. An
+ * answer `keep` refuses (the agents not built yet) is not reused.
+ */
+function reused<T>(load: () => Promise<T>, ms: number, keep: (value: T) => boolean): () => Promise<T> {
   let last: Promise<T> | undefined;
   let arrived = Number.POSITIVE_INFINITY;
   return () => {
@@ -140,8 +143,10 @@ function reused<T>(load: () => Promise<T>, ms: number): () => Promise<T> {
     last = value;
     arrived = Number.POSITIVE_INFINITY;
     value.then(
-      () => {
-        if (last === value) arrived = Date.now();
+      (answer) => {
+        if (last !== value) return;
+        if (keep(answer)) arrived = Date.now();
+        else last = undefined;
       },
       () => {
         if (last === value) last = undefined;
@@ -199,8 +204,16 @@ export function mountAdmin(server: HttpServer, source: AdminSource, options: Adm
     return false;
   };
 
-  const probedAgent = reused(() => source.agentStatus(true), PROBE_REUSE_MS);
-  const probedAgents = reused(() => source.agentStatuses(true), PROBE_REUSE_MS);
+  const probedAgent = reused(
+    () => source.agentStatus(true),
+    PROBE_REUSE_MS,
+    (status) => status !== undefined,
+  );
+  const probedAgents = reused(
+    () => source.agentStatuses(true),
+    PROBE_REUSE_MS,
+    (list) => list.length > 0,
+  );
 
   // Ready = started, not draining, every enabled channel connected, and the default agent's
   // model (or server) answering. Before the channels are loaded the list is empty, so the

@@ -88,7 +88,8 @@ async function status(opts: { config?: string; url?: string; token?: string }): 
     const agent = await fetch(new URL("/api/agent", base), { headers: token ? { authorization: `Bearer ${token}` } : {} });
     const status = agent.ok ? ((await agent.json()) as AgentStatus) : undefined;
     process.stdout.write(status ? formatAgentLine(status) : `agent: HTTP ${agent.status}\n`);
-    const healthy = channels.every((c) => !c.enabled || c.state === "running") && status?.reachable !== false;
+    const healthy =
+      channels.every((c) => !c.enabled || c.state === "running" || c.state === "standby") && status?.reachable !== false;
     process.exitCode = healthy ? 0 : 1;
   } catch (err) {
     process.stdout.write(`${base}: not reachable (${errorMessage((err as { cause?: unknown }).cause ?? err)})\n`);

@@ -60,6 +60,8 @@ export interface ChannelReport {
   counters: ChannelCounters;
   /** A page on this server where people chat through the channel (the web chat), else null. */
   link: string | null;
+  /** With several replicas: the replica that runs this exclusive channel now, else null. */
+  leader?: string | null;
 }
 
 /** One configured channel: its instance (if it loaded) and everything the core tracks about it. */
@@ -70,6 +72,8 @@ export class ChannelSlot {
   lastError: { message: string; at: number } | undefined;
   lastInboundAt: number | undefined;
   lastOutboundAt: number | undefined;
+  /** With several replicas, for an exclusive channel: the replica that runs it (null while nobody does). */
+  leader: string | null | undefined;
   readonly counters: ChannelCounters = { inbound: 0, runs: 0, replies: 0, errors: 0, rate_limited: 0 };
 
   constructor(
@@ -103,6 +107,7 @@ export class ChannelSlot {
       last_outbound_at: iso(this.lastOutboundAt),
       counters: { ...this.counters },
       link: (this.enabled && this.channel?.link) || null,
+      ...(this.leader !== undefined ? { leader: this.leader } : {}),
     };
   }
 }

@@ -186,8 +186,11 @@ export interface InboundMessage {
  */
 export type InboundSink = (message: InboundMessage) => Promise<void>;
 
-/** Lifecycle state shown in status. */
-export type ChannelState = "starting" | "running" | "degraded" | "stopped" | "failed" | "disabled";
+/**
+ * Lifecycle state shown in status. `standby`: an exclusive channel (see `Channel.exclusive`) that
+ * another gateway replica runs; this one takes over when that replica stops.
+ */
+export type ChannelState = "starting" | "running" | "degraded" | "stopped" | "failed" | "disabled" | "standby";
 
 /** What an adapter reports about itself. The core adds counters and timestamps. */
 export interface ChannelStatus {

@@ -220,6 +220,26 @@ describe("what the routes refuse", () => {
   });
 });
 
+describe("while the channel is stopped", () => {
+  it("a POST answers 503 with Retry-After, and the same message is taken once the channel runs again", async () => {
+    const g = await boot();
+    const b = new WebBrowser(pageOf(g));
+    const conv = newConversationId();
+    const tab = await open(b, conv);
+    const slot = g.gateway.slot("web");
+    const channel = slot?.channel;
+    const sink = slot && g.gateway.dispatcher?.sinkFor(slot);
+    if (!channel || !sink) throw new Error("the web channel is not loaded");
+    await channel.stop();
+    const refused = await b.say(conv, "are you back?", "msg-while-stopped");
+    expect(refused.status, await refused.clone().text()).toBe(503);
+    expect(refused.headers.get("retry-after")).toMatch(/^\d+$/);
+    await channel.start(sink);
+    expect((await b.say(conv, "are you back?", "msg-while-stopped")).status).toBe(202);
+    await eventually(reply(tab, "ok: are you back?"), 15_000, "the reply once the channel runs");
+  });
+});
+
 describe("browsers and tabs", () => {
   it("two browsers never see each other's conversations or events, even under the same conversation id", async () => {
     const g = await boot();
@@ -314,14 +334,16 @@ describe("replay", () => {
     const conv = newConversationId();
     await b.ensureSession();
     const long = Array.from({ length: 150 }, (_, i) => `w${i}`).join(" ");
-    // Each reply is a message and its edits: enough of them push the first events out of the 200 kept.
-    for (let i = 0; (await b.history(conv)).seq < 260; i++) {
+    // Each reply is a message and its edits: enough of them push the first events out of the 200
+    // kept. Sequence numbers are compared with the first one, wherever the server starts counting.
+    const start = (await b.history(conv)).seq;
+    for (let i = 0; (await b.history(conv)).seq - start < 260; i++) {
       if (i > 20) throw new Error("the replies made too few events to overflow the buffer");
       g.model.enqueue({ text: long, chunkSize: 4, delayMs: 2 });
       await b.say(conv, `long one ${i}`);
       await eventually(async () => (await b.history(conv)).messages.filter((m) => m.text === long).length > i, 15_000, "a reply");
     }
-    const tab = await open(b, conv, { after: 1 });
+    const tab = await open(b, conv, { after: start + 1 });
     await eventually(() => tab.resets > 0, 5_000, "a reset event");
     await eventually(() => tab.history?.messages.some((m) => m.text === long), 5_000, "the history, fetched after the reset");
     expect(tab.messages, "no stale events before the reset").toEqual([]);
@@ -341,12 +363,12 @@ describe("replay", () => {
     // While the page waits to reconnect (EventSource waits the server's `retry: 2000`), the new
     // process answers messages until its own count of events has passed the page's last id.
     const sent: string[] = [];
-    while ((await b.history(conv)).seq <= Number(lastSeen)) {
+    do {
       const text = `after ${sent.length + 1}`;
       sent.push(text);
       await b.say(conv, text);
       await eventually(async () => (await b.history(conv)).messages.some((m) => m.text === `ok: ${text}`), 15_000, text);
-    }
+    } while (sent.length < 2 || (await b.history(conv)).seq <= Number(lastSeen));
     // EventSource reconnects to the URL it opened (…?after=<history seq>) with Last-Event-ID.
     const tab = await open(b, conv, { after: firstSeq, lastEventId: lastSeen });
     await sleep(500);

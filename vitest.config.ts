@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // A PostgreSQL database of the run's own, dropped at the end (see the file).
+    globalSetup: ["test/helpers/postgres-global.ts"],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: "forks",

@@ -53,10 +53,33 @@ export const ServerConfig = z
 
 export const StorageConfig = z
   .strictObject({
+    /** `sqlite`: one process, one file at `path`. `postgres`: the database at `url`, shared by every replica. */
+    kind: z.enum(["sqlite", "postgres"]).default("sqlite"),
     path: z.string().default("./data/antler.db"),
     /** Folder of the files users send and the agent writes, one folder per thread; default: `files` beside `path`. */
     files: z.string().optional(),
     synchronous: z.enum(["normal", "full"]).default("normal"),
+    /** The PostgreSQL database (`postgres://user:password@host:5432/db`); required when kind is postgres. */
+    url: z.string().optional(),
+    /** Most connections each pool opens (one pool per tenant, and one for the checkpoints). */
+    pool_size: num().pipe(z.number().int().min(2)).default(10),
+  })
+  .superRefine((storage, ctx) => {
+    if (storage.kind !== "postgres") return;
+    if (!storage.url) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["url"],
+        message:
+          "is required when storage.kind is postgres: set it to postgres://user:password@host:5432/database (e.g. url: ${DATABASE_URL})",
+      });
+    } else if (!/^postgres(ql)?:\/\//.test(storage.url)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["url"],
+        message: "must be a postgres:// URL (postgres://user:password@host:5432/database)",
+      });
+    }
   })
   .prefault({});
 

@@ -1,15 +1,23 @@
 /**
- * The behaviour every BindingStore must have. SQLite runs it now; a Postgres store runs the
- * same suite by passing its own factory.
+ * The behaviour every BindingStore must have. SQLite and PostgreSQL run it, each with its own
+ * factory. The replica methods are checked only on stores that have them; a factory without
+ * them says why, and their tests are reported as skipped under that reason.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type BindingStore, DEFAULT_TENANT, type PendingQuestion } from "../../src/bindings/types.js";
+import { type BindingStore, DEFAULT_TENANT, type InboxEntry, type PendingQuestion } from "../../src/bindings/types.js";
 
 export interface StoreFactory {
   /** A fresh, empty store. `clock` lets tests move time. */
   open(clock: () => number): Promise<BindingStore>;
   /** Reopens the same underlying storage after `close()` (a restart). */
   reopen?(clock: () => number): Promise<BindingStore>;
+  /**
+   * Another store on the storage the last `open` made, working for `replica`: what a second
+   * gateway replica opens. The caller closes it.
+   */
+  openReplica?(replica: string, clock: () => number): Promise<BindingStore>;
+  /** Why the store has no replica methods, when it has none. */
+  noReplicas?: string;
 }
 
 export function bindingStoreContract(label: string, factory: StoreFactory): void {
@@ -245,5 +253,137 @@ export function bindingStoreContract(label: string, factory: StoreFactory): void
         expect(await store.recordInbound({ channel: "tg", eventId: "1", key: "k", payload: {} })).toBe(false);
       });
     }
+  });
+  replicaContract(label, factory);
+}
+
+/** The replica methods: several stores of different replicas on one storage. */
+function replicaContract(label: string, factory: StoreFactory): void {
+  const { openReplica } = factory;
+  if (!openReplica) {
+    describe.skip(`BindingStore replica methods: ${label} (skipped: ${factory.noReplicas ?? "no reason given"})`, () => {
+      it("claims, orders and takes over events between replicas", () => undefined);
+    });
+    return;
+  }
+
+  describe(`BindingStore replica methods: ${label}`, () => {
+    let now = 1_000_000;
+    const clock = () => now;
+    let opened: BindingStore[] = [];
+    const replica = async (name: string) => {
+      const store = await openReplica(name, clock);
+      opened.push(store);
+      return store;
+    };
+
+    beforeEach(async () => {
+      now = 1_000_000;
+      opened = [await factory.open(clock)];
+    });
+    afterEach(async () => {
+      for (const store of opened.reverse()) await store.close();
+      opened = [];
+    });
+
+    const event = (eventId: string, key = "k", channel = "tg") => ({ channel, eventId, key, payload: { eventId } });
+
+    it("records the replica that recorded an event as its owner", async () => {
+      const a = await replica("replica-a");
+      expect(a.replica).toBe("replica-a");
+      await a.recordInbound(event("1"));
+      expect(await a.getInbound("tg", "1")).toMatchObject({ state: "received", owner: "replica-a" });
+      expect(await a.forTenant("other").getInbound("tg", "1")).toBeUndefined();
+    });
+
+    it("lets exactly one of two replicas claim each event", async () => {
+      const a = await replica("replica-a");
+      const b = await replica("replica-b");
+      const ids = Array.from({ length: 40 }, (_, i) => `e${i}`);
+      for (const id of ids) await a.recordInbound(event(id, `k${id}`));
+      // A repeated delivery to the other replica is the same event, not a second one.
+      expect(await b.recordInbound(event("e0", "ke0"))).toBe(false);
+      const results = await Promise.all(ids.flatMap((id) => [a.claimInbound!("tg", id), b.claimInbound!("tg", id)]));
+      for (let i = 0; i < ids.length; i++) expect([results[2 * i], results[2 * i + 1]].filter(Boolean)).toHaveLength(1);
+      const owners = await Promise.all(ids.map((id) => a.getInbound("tg", id)));
+      ids.forEach((_, i) => {
+        const winner = results[2 * i] ? "replica-a" : "replica-b";
+        expect(owners[i]).toMatchObject({ state: "running", owner: winner });
+      });
+      // Neither claims it again, nor once it is done.
+      await a.setInboxState("tg", "e0", "done");
+      expect(await a.claimInbound!("tg", "e0")).toBe(false);
+      expect(await b.claimInbound!("tg", "e1")).toBe(false);
+      expect(await b.claimInbound!("tg", "missing")).toBe(false);
+    });
+
+    it("gives a conversation's oldest waiting event in the order the events were recorded", async () => {
+      const a = await replica("replica-a");
+      const b = await replica("replica-b");
+      // The same millisecond for all, from two replicas: only the recording order tells them apart.
+      await a.recordInbound(event("3"));
+      await b.recordInbound(event("1"));
+      await a.recordInbound(event("2"));
+      await b.recordInbound(event("x", "other"));
+      expect((await b.oldestReceived!("k"))?.eventId).toBe("3");
+      expect(await a.claimInbound!("tg", "3")).toBe(true);
+      expect((await a.oldestReceived!("k"))?.eventId).toBe("1");
+      await b.setInboxState("tg", "1", "done");
+      expect((await a.oldestReceived!("k"))?.eventId).toBe("2");
+      expect((await a.oldestReceived!("other"))?.eventId).toBe("x");
+      expect(await a.oldestReceived!("nobody")).toBeUndefined();
+      expect(await a.forTenant("other").oldestReceived!("k")).toBeUndefined();
+    });
+
+    it("splits a dead replica's unfinished events between two replicas taking over at once", async () => {
+      const dead = await replica("replica-dead");
+      const b = await replica("replica-b");
+      const c = await replica("replica-c");
+      const expected: string[] = [];
+      for (let i = 0; i < 60; i++) {
+        const channel = ["tg", "slack", "discord"][i % 3]!;
+        await dead.recordInbound(event(`e${i}`, `k${i % 7}`, channel));
+        now += 1;
+        if (i % 5 === 0) await dead.setInboxState(channel, `e${i}`, "done");
+        else if (i % 5 === 1) await dead.claimInbound!(channel, `e${i}`);
+        if (channel !== "discord" && i % 5 !== 0) expected.push(`${channel}/e${i}`);
+      }
+      // A live replica's own events stay with it.
+      await b.recordInbound(event("mine", "k0", "tg"));
+      const [byB, byC] = await Promise.all([
+        b.takeOver!(["replica-dead"], ["tg", "slack"]),
+        c.takeOver!(["replica-dead"], ["tg", "slack"]),
+      ]);
+      const ids = (entries: InboxEntry[]) => entries.map((e) => `${e.channel}/${e.eventId}`);
+      expect([...ids(byB), ...ids(byC)].sort()).toEqual([...expected].sort());
+      expect(ids(byB).filter((id) => ids(byC).includes(id))).toEqual([]);
+      // Oldest first, states unchanged, the new owner recorded.
+      for (const [moved, owner] of [
+        [byB, "replica-b"],
+        [byC, "replica-c"],
+      ] as const) {
+        const received = moved.map((e) => e.receivedAt);
+        expect(received).toEqual([...received].sort((x, y) => x - y));
+        for (const entry of moved) {
+          expect(entry.owner).toBe(owner);
+          expect(entry.state).toBe(Number(entry.eventId.slice(1)) % 5 === 1 ? "running" : "received");
+          expect(await b.getInbound(entry.channel, entry.eventId)).toMatchObject({ owner, state: entry.state });
+        }
+      }
+      expect(await b.getInbound("discord", "e2")).toMatchObject({ owner: "replica-dead" });
+      expect(await b.getInbound("tg", "mine")).toMatchObject({ owner: "replica-b" });
+      // Nothing is left to take.
+      expect(await c.takeOver!(["replica-dead"], ["tg", "slack"])).toEqual([]);
+    });
+
+    it("takes over only its own tenant's events", async () => {
+      const dead = await replica("replica-dead");
+      const b = await replica("replica-b");
+      await dead.forTenant("a").recordInbound(event("1"));
+      await dead.forTenant("b").recordInbound(event("1"));
+      const moved = await b.forTenant("a").takeOver!(["replica-dead"], ["tg"]);
+      expect(moved.map((e) => e.eventId)).toEqual(["1"]);
+      expect(await b.forTenant("b").getInbound("tg", "1")).toMatchObject({ owner: "replica-dead" });
+    });
   });
 }

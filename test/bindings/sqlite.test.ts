@@ -16,6 +16,7 @@ bindingStoreContract("sqlite", {
   async reopen(clock) {
     return new SqliteBindingStore(file, clock);
   },
+  noReplicas: "a SQLite file serves one gateway process, so its store has no replica methods",
 });
 
 describe("SqliteBindingStore migration", () => {

@@ -114,6 +114,11 @@ export interface HttpServerOptions {
 
 export class HttpServer {
   private readonly routes: Route[] = [];
+  /**
+   * Routes a channel took down (it stopped, or restarts): they answer 503 with Retry-After
+   * rather than 404, so a platform delivers again and a page tries again, until a route comes back.
+   */
+  private readonly parked: Array<{ parts: string[]; owner: string }> = [];
   private server: Server | undefined;
   private readonly limits: HttpLimits;
   private readonly rejections: RejectLog;
@@ -135,6 +140,7 @@ export class HttpServer {
     const taken = this.routes.find((r) => r.parts.join("/") === key && (r.method === upper || r.method === "*" || upper === "*"));
     if (taken) throw new RouteConflictError(upper, `/${key}`, taken.owner, options.owner);
     this.routes.push({ method: upper, parts, handler, alwaysOpen: options.alwaysOpen === true, owner: options.owner });
+    for (let i = this.parked.length - 1; i >= 0; i--) if (this.parked[i]?.parts.join("/") === key) this.parked.splice(i, 1);
   }
 
   /**
@@ -145,7 +151,11 @@ export class HttpServer {
     const parts = path === undefined ? undefined : split(path).join("/");
     for (let i = this.routes.length - 1; i >= 0; i--) {
       const route = this.routes[i] as Route;
-      if (route.owner === owner && (parts === undefined || route.parts.join("/") === parts)) this.routes.splice(i, 1);
+      if (route.owner !== owner || (parts !== undefined && route.parts.join("/") !== parts)) continue;
+      this.routes.splice(i, 1);
+      if (owner !== undefined && !this.parked.some((p) => p.parts.join("/") === route.parts.join("/"))) {
+        this.parked.push({ parts: route.parts, owner });
+      }
     }
   }
 
@@ -225,8 +235,10 @@ export class HttpServer {
     if (this.tooLarge(req, res, found.name)) return;
     const route = found.route;
     if (!route) {
+      const parked = found.pathMatched ? undefined : this.parkedFor(req);
       // While starting, the webhook routes may not be mounted yet: ask the platform to come back.
       if (this.paused && !found.pathMatched) this.answerPaused(res, found.name);
+      else if (parked) this.answerParked(res, parked);
       else sendJson(res, found.pathMatched ? 405 : 404, { error: found.pathMatched ? "method not allowed" : "not found" });
       return;
     }
@@ -259,6 +271,18 @@ export class HttpServer {
     if ((declaredLength(req) ?? 0) <= this.limits.maxBodyBytes) return false;
     if (!res.writableEnded) this.refuse(route, res, bodyTooLarge(this.limits.maxBodyBytes));
     return true;
+  }
+
+  /** The channel whose route at this path is down for now, if any. */
+  private parkedFor(req: IncomingMessage): string | undefined {
+    const parts = split(new URL(req.url ?? "/", "http://localhost").pathname);
+    return this.parked.find((p) => match(p.parts, parts))?.owner;
+  }
+
+  private answerParked(res: ServerResponse, owner: string): void {
+    const reason = `channel "${owner}" is not running right now`;
+    this.rejections.note(`/${owner}`, 503, reason, "info");
+    sendJson(res, 503, { error: `${reason}; try again shortly` }, { "retry-after": String(PAUSED_RETRY_AFTER_S) });
   }
 
   private answerPaused(res: ServerResponse, route: string): void {

@@ -67,7 +67,16 @@ describe("HttpServer", () => {
     expect((await fetch(`http://127.0.0.1:${port}/hook`)).status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${port}/hook`, { method: "POST" })).status).toBe(405);
     two.unroute();
-    expect((await fetch(`http://127.0.0.1:${port}/hook`)).status).toBe(404);
-    expect((await fetch(`http://127.0.0.1:${port}/webhooks/two`, { method: "POST" })).status).toBe(404);
+    // A channel's routes that went down answer 503 + Retry-After (it restarts), not 404.
+    const parked = await fetch(`http://127.0.0.1:${port}/webhooks/two`, { method: "POST" });
+    expect(parked.status).toBe(503);
+    expect(parked.headers.get("retry-after")).toBe("5");
+    expect(((await parked.json()) as { error: string }).error).toMatch(/channel "two" is not running/);
+    expect((await fetch(`http://127.0.0.1:${port}/hook`)).status).toBe(503);
+    expect((await fetch(`http://127.0.0.1:${port}/elsewhere`)).status).toBe(404);
+    // Mounted again (a restarted instance), the path works as before.
+    server.mount("two").route("POST", "/webhooks/two", (_req, res) => res.end("back"));
+    const back = await fetch(`http://127.0.0.1:${port}/webhooks/two`, { method: "POST" });
+    expect(await back.text()).toBe("back");
   });
 });

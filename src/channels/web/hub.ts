@@ -12,7 +12,7 @@ const MAX_IDLE_CONVERSATIONS = 2000;
 export type WebEventType = "message" | "edit" | "typing" | "file" | "user" | "reset";
 
 export interface WebEvent {
-  /** Sequence number in its conversation; 0 for events that are not kept. */
+  /** Sequence number in its conversation, counted from the process's start time; 0 for events that are not kept. */
   seq: number;
   type: WebEventType;
   data: Record<string, unknown>;
@@ -28,10 +28,15 @@ interface Conversation {
 
 export class Hub {
   private readonly conversations = new Map<string, Conversation>();
+  /**
+   * Where this process starts counting: its start time, so its numbers are larger than any an
+   * earlier process gave, and a page that reconnects after a restart gets everything sent since.
+   */
+  private readonly base = Date.now();
 
-  /** The newest sequence number of a conversation (0 before its first event). */
+  /** The newest sequence number of a conversation (the process's base before its first event). */
   seq(key: string): number {
-    return this.conversations.get(key)?.seq ?? 0;
+    return this.conversations.get(key)?.seq ?? this.base;
   }
 
   /** Sends an event to the conversation's open streams, and keeps it for replay unless `transient`. */
@@ -53,9 +58,9 @@ export class Hub {
   subscribe(key: string, after: number | undefined, listener: Listener): () => void {
     const conversation = this.touch(key);
     if (after !== undefined && after !== conversation.seq) {
-      // A number past ours was counted by an earlier process (or before this one forgot the
-      // conversation): everything kept here is new to that page.
-      const from = after > conversation.seq ? 0 : after;
+      // A number from before our base was counted by an earlier process, and one past ours by
+      // this process before it forgot the conversation: everything kept here is new to that page.
+      const from = after < this.base || after > conversation.seq ? this.base : after;
       const oldest = conversation.events[0]?.seq ?? conversation.seq + 1;
       if (from < oldest - 1) listener({ seq: 0, type: "reset", data: {} });
       else for (const event of conversation.events) if (event.seq > from) listener(event);
@@ -77,7 +82,7 @@ export class Hub {
       // Map order is the order of last use: the idlest conversations come first.
       this.conversations.delete(key);
     } else {
-      conversation = { seq: 0, events: [], listeners: new Set() };
+      conversation = { seq: this.base, events: [], listeners: new Set() };
       this.prune();
     }
     this.conversations.set(key, conversation);

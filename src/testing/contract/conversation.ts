@@ -65,8 +65,9 @@ export function conversationContract(current: () => ContractContext): void {
       expect(lastToolResult(model)).toBe("Green, actually");
     });
 
-    it("ignores messages from the bot itself", async () => {
+    it("ignores messages from the bot itself", async (test) => {
       const { driver, model } = current();
+      if (!driver.botEcho) return test.skip("this platform never shows the bot its own messages");
       const before = model.requests.length;
       await driver.botEcho("this came from a bot");
       await sleep(400);

@@ -4,7 +4,8 @@
  * the user does (the gateway is not up when the driver is made), loading the history first as
  * the page does. A delivery is `acked` when the messages route answers 2xx; a redelivery posts the
  * same client message id again. The web has no bot echo (nothing but the page posts into a
- * conversation, and only as the user) and no groups; see web.contract.test.ts for the skips.
+ * conversation, and only as the user), so the driver has no `botEcho` and the contract skips
+ * that test; it has no groups either (see web.contract.test.ts).
  */
 import { randomUUID } from "node:crypto";
 import type { BotFile, ContractDriver, VisibleMessage } from "../../contract/driver.js";
@@ -17,15 +18,7 @@ export interface WebDriverOptions {
   editIntervalMs?: number;
   /** More `channels.web` keys. */
   config?: Record<string, unknown>;
-  /**
-   * Skips the running test with a reason, for a step the web cannot take (a bot echo). Without
-   * it such a step throws.
-   */
-  skip?: (reason: string) => void;
 }
-
-export const NO_BOT_ECHO =
-  "the web chat has no bot echo: only the page posts into a conversation, always as the browser's user; the server's own messages never come back in";
 
 export class WebDriver implements ContractDriver {
   readonly channelName = "web";
@@ -90,11 +83,6 @@ export class WebDriver implements ContractDriver {
     const response = await tab.click(label);
     if (response.status !== 202)
       throw new Error(`web driver: clicking "${label}" answered ${response.status}: ${await response.text()}`);
-  }
-
-  async botEcho(_text: string): Promise<void> {
-    this.options.skip?.(NO_BOT_ECHO);
-    throw new Error(`web driver: ${NO_BOT_ECHO}`);
   }
 
   botMessages(): VisibleMessage[] {

@@ -131,28 +131,29 @@ const OPEN = { alwaysOpen: true };
 const PROBE_REUSE_MS = 10_000;
 
 /**
- * `load`'s answer, reused for `ms` after it arrives; callers meanwhile share the one call. An
- * answer `keep` refuses (the agents not built yet) is not reused.
+ * `load`'s answer, reused: the first call waits for it; later calls get the last answer at once
+ * and, once it is `ms` old, start one fresh `load` in the background. A readiness check must
+ * answer fast (orchestrators give it a second or so), while a probe may take seconds. An answer
+ * `keep` refuses (the agents not built yet) is not reused.
  */
 function reused<T>(load: () => Promise<T>, ms: number, keep: (value: T) => boolean): () => Promise<T> {
-  let last: Promise<T> | undefined;
-  let arrived = Number.POSITIVE_INFINITY;
+  let answer: { value: T; at: number } | undefined;
+  let loading: Promise<T> | undefined;
+  const refresh = (): Promise<T> => {
+    loading ??= load()
+      .then((value) => {
+        if (keep(value)) answer = { value, at: Date.now() };
+        return value;
+      })
+      .finally(() => {
+        loading = undefined;
+      });
+    return loading;
+  };
   return () => {
-    if (last && Date.now() - arrived < ms) return last;
-    const value = load();
-    last = value;
-    arrived = Number.POSITIVE_INFINITY;
-    value.then(
-      (answer) => {
-        if (last !== value) return;
-        if (keep(answer)) arrived = Date.now();
-        else last = undefined;
-      },
-      () => {
-        if (last === value) last = undefined;
-      },
-    );
-    return value;
+    if (!answer) return refresh();
+    if (Date.now() - answer.at >= ms) refresh().catch(() => undefined);
+    return Promise.resolve(answer.value);
   };
 }
 

@@ -68,11 +68,17 @@ async function newPage(width = 1000, height = 700): Promise<Page> {
   return page;
 }
 
-/** Opens the chat and waits until it can be typed into. */
+/** Opens the chat and waits until it can be typed into and its event stream is open. */
 async function openChat(page: Page, url = `${shared.url}/chat`): Promise<void> {
   const res = await page.goto(url);
   expect(res?.status()).toBe(200);
+  await streamOpen(page);
+}
+
+/** Typing events go only to open streams, so a test that looks for one waits for the stream. */
+async function streamOpen(page: Page): Promise<void> {
   await page.locator("#composer-text").waitFor();
+  await page.locator('#chat[data-stream="open"]').waitFor({ state: "attached" });
 }
 
 async function say(page: Page, text: string): Promise<void> {
@@ -110,25 +116,30 @@ describe("web chat in headless Chromium", () => {
     shared.model.enqueue({ text: full, chunkSize: 4, delayMs: 30, firstByteMs: 800 });
     const page = await newPage();
     await openChat(page);
-    // Every text the newest assistant message shows, in order, as the page changes.
+    // Every text the newest assistant message and the typing line show, in order, as the page
+    // changes (the indicator may show for less than Playwright's polling interval).
     await page.evaluate(`(() => {
+      const record = (list, text) => list[list.length - 1] !== text && list.push(text);
+      const options = { subtree: true, childList: true, characterData: true };
       window.seen = [];
       new MutationObserver(() => {
         const bodies = document.querySelectorAll('${ASSISTANT}');
-        const text = bodies.length ? bodies[bodies.length - 1].textContent : "";
-        if (text && window.seen[window.seen.length - 1] !== text) window.seen.push(text);
-      }).observe(document.getElementById("messages"), { subtree: true, childList: true, characterData: true });
+        if (bodies.length) record(window.seen, bodies[bodies.length - 1].textContent);
+      }).observe(document.getElementById("messages"), options);
+      window.typing = [];
+      new MutationObserver(() => record(window.typing, document.getElementById("typing").textContent))
+        .observe(document.getElementById("typing"), options);
     })()`);
     await say(page, "Tell me something, slowly.");
     await expect.poll(() => page.locator(USER).allTextContents()).toEqual(["Tell me something, slowly."]);
-    await page.locator("#typing").filter({ hasText: "typing" }).waitFor();
     await reply(page, full);
     const seen = (await page.evaluate("window.seen")) as string[];
     expect(seen.at(-1)).toBe(full);
     const partial = seen.filter((t) => t.length < full.length);
     expect(partial.length, `texts seen: ${JSON.stringify(seen)}`).toBeGreaterThan(0);
     for (const t of partial) expect(full.startsWith(t), `"${t}" is a beginning of the reply`).toBe(true);
-    await expect.poll(() => page.locator("#typing").textContent()).toBe("");
+    // "typing…" showed while the model was slow to start, and went with the reply.
+    expect(await page.evaluate("window.typing")).toEqual(["Antler is typing…", ""]);
     // The conversation is named after the first message.
     await expect.poll(() => page.locator('nav a[aria-current="page"]').textContent()).toBe("Tell me something, slowly.");
     await shot(page, "stream");
@@ -152,6 +163,10 @@ describe("web chat in headless Chromium", () => {
     await blue.waitFor();
     await expect.poll(() => page.locator(".buttons button").allTextContents()).toEqual(["Red", "Blue"]);
     await shot(page, "question");
+    // An open question comes back with its buttons after a reload.
+    await page.reload();
+    await blue.waitFor();
+    expect(await page.locator(USER).allTextContents()).toEqual(["Make me a logo."]);
     await blue.click();
     await reply(page, "Blue it is.");
     const resumed = shared.model.requests.slice(before).at(-1);
@@ -215,6 +230,48 @@ describe("web chat in headless Chromium", () => {
     await reply(page, "ok: Back again.");
     expect(await current.getAttribute("data-id")).toBe(firstId);
     await shot(page, "reload");
+  });
+
+  it("shows a message sent in one tab in the browser's other tab, once", { timeout: T }, async () => {
+    const first = await newPage();
+    await openChat(first);
+    const second = await context!.newPage();
+    await openChat(second, `${shared.url}/chat`);
+    const convOf = (page: Page) => page.locator('nav a[aria-current="page"]').getAttribute("data-id");
+    expect(await convOf(second)).toBe(await convOf(first));
+    await say(first, "Sent from the first tab.");
+    await reply(second, "ok: Sent from the first tab.");
+    for (const page of [first, second]) {
+      expect(await page.locator(USER).allTextContents()).toEqual(["Sent from the first tab."]);
+      expect(await page.locator(ASSISTANT).allTextContents()).toEqual(["ok: Sent from the first tab."]);
+    }
+  });
+
+  it("marks a message whose answer was lost as not sent, and Retry sends it with the same id", { timeout: T }, async () => {
+    const page = await newPage();
+    await openChat(page);
+    const posted: string[] = [];
+    // The first post reaches the server, but its answer is lost on the way back.
+    await page.route("**/api/conversations/*/messages", async (route) => {
+      posted.push(route.request().postData() ?? "");
+      if (posted.length > 1) return route.continue();
+      await route.fetch();
+      await route.abort("connectionreset");
+    });
+    const before = shared.model.requests.length;
+    await say(page, "Did this arrive?");
+    const status = page.locator('[data-role="user"] .status');
+    await status.filter({ hasText: "Not sent: The chat server cannot be reached." }).waitFor();
+    await reply(page, "ok: Did this arrive?");
+    await shot(page, "not-sent");
+    await page.getByRole("button", { name: "Retry" }).click();
+    await expect.poll(() => status.count()).toBe(0);
+    expect(posted).toHaveLength(2);
+    expect(JSON.parse(posted[1]!)).toEqual(JSON.parse(posted[0]!));
+    // The server knew the id: the agent saw the message once, and the page shows it once.
+    const runs = shared.model.requests.slice(before).filter((r) => requestText(r).includes("Did this arrive?"));
+    expect(runs).toHaveLength(1);
+    expect(await page.locator(USER).allTextContents()).toEqual(["Did this arrive?"]);
   });
 
   it("can be used with the keyboard alone, on a 360 px wide screen", { timeout: T }, async () => {

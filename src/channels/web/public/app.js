@@ -26,6 +26,7 @@ let source = null; // its EventSource
 let seq = 0; // the last event id seen on it
 let typingTimer = 0;
 let busyTimer = 0;
+let loaded = Promise.resolve(); // settles once the open conversation's history is shown
 
 /** A random id for conversations and messages: 16 bytes, base64url (22 characters). */
 function randomId() {
@@ -181,10 +182,16 @@ $("new-chat").addEventListener("click", () => {
 function closeStream() {
   source?.close();
   source = null;
+  delete $("chat").dataset.stream;
 }
 
 /** Shows a conversation: its history, then its event stream from where the history ends. */
-async function openConversation(id) {
+function openConversation(id) {
+  loaded = loadConversation(id);
+  return loaded;
+}
+
+async function loadConversation(id) {
   closeStream();
   conv = id;
   store.current = id;
@@ -236,7 +243,12 @@ function openStream(id) {
     if (!findMessage(m.id)) addUser(m.id, m.text);
   });
   on("reset", () => openConversation(id));
+  // Tests and styles read whether replies can arrive: "open" or "connecting".
+  source.addEventListener("open", () => {
+    $("chat").dataset.stream = "open";
+  });
   source.addEventListener("error", () => {
+    $("chat").dataset.stream = "connecting";
     // EventSource retries by itself unless the server refused the stream (e.g. signed out).
     if (source?.readyState === EventSource.CLOSED && conv === id) setTimeout(() => conv === id && openConversation(id), 3000);
   });
@@ -356,11 +368,12 @@ function scrollDown(stick) {
 
 // --- Sending ----------------------------------------------------------------------------------
 
-$("composer").addEventListener("submit", (event) => {
+$("composer").addEventListener("submit", async (event) => {
   event.preventDefault();
   const text = $("composer-text").value;
   if (!text.trim() || !conv) return;
   $("composer-text").value = "";
+  await loaded; // the history replaces the list: show the message after it
   const id = randomId();
   addUser(id, text);
   nameConversation(conv, text);

@@ -3,8 +3,11 @@
  * channels, wired from a loaded config. `createGateway` builds it; `start` brings it up in the
  * order that keeps messages safe (store and harness first, channels last); `stop` reverses it.
  */
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import path from "node:path";
 import type { StructuredToolInterface } from "@langchain/core/tools";
+import { PostgresBindingStore } from "./bindings/postgres.js";
 import { SqliteBindingStore } from "./bindings/sqlite.js";
 import type { BindingStore, InboxEntry } from "./bindings/types.js";
 import { Dispatcher, type DispatcherObserver } from "./channels/dispatcher.js";
@@ -19,6 +22,7 @@ import { DEFAULT_TENANT, Tenancy } from "./config/agents.js";
 import { collectSecrets, type LoadedConfig } from "./config/loader.js";
 import type { ChannelSection } from "./config/schema.js";
 import { errorMessage } from "./errors.js";
+import { postgresConnection } from "./harness/backends.js";
 import { AgentDirectory, type TenantMcpReport } from "./harness/directory.js";
 import { FileOutbox, ThreadFiles } from "./harness/files.js";
 import { selectModel } from "./harness/models/index.js";
@@ -50,6 +54,8 @@ export interface GatewayOptions {
   startWaitMs?: number;
   /** How long `stop` lets running replies finish before cancelling them (default 5 s). */
   drainMs?: number;
+  /** This replica's id in a shared (PostgreSQL) store; `<hostname>-<pid>-<random>` by default. */
+  replicaId?: string;
 }
 
 /** How long `start` waits for channels to connect before going on without the slow ones. */
@@ -67,6 +73,8 @@ export class Gateway {
   dispatcher: Dispatcher | undefined;
   readonly metrics: GatewayMetrics;
   readonly startedAt = Date.now();
+  /** The id this process owns inbox events under in a store shared by several replicas. */
+  readonly replicaId: string;
   private pruneTimer: NodeJS.Timeout | undefined;
   private readonly supervisor: Supervisor;
   private readonly tenancy: Tenancy;
@@ -81,6 +89,7 @@ export class Gateway {
 
   constructor(private readonly options: GatewayOptions) {
     const { config } = options.loaded;
+    this.replicaId = options.replicaId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
     this.scrub = secretScrubber([...collectSecrets(config), ...collectSecrets(options.channels ?? {})]) ?? ((text) => text);
     const { host, port } = config.server;
     this.server = new HttpServer({ host, port, logger: options.logger, limits: httpLimits(config.server) });
@@ -249,7 +258,10 @@ export class Gateway {
       const addr = await this.server.listen();
       logger.info({ host: addr.address, port: addr.port }, "antler listening");
     }
-    const store = new SqliteBindingStore(path.resolve(baseDir, config.storage.path), Date.now, config.storage.synchronous);
+    const store: BindingStore =
+      config.storage.kind === "postgres"
+        ? await PostgresBindingStore.open({ connection: postgresConnection(config), replica: this.replicaId })
+        : new SqliteBindingStore(path.resolve(baseDir, config.storage.path), Date.now, config.storage.synchronous);
     this.store = store;
     for (const warning of routeWarnings(config)) logger.warn(warning);
     // The agents of every tenant that has a channel here are built now, so a broken one fails the start.

@@ -11,7 +11,7 @@
  * each. The statements still name the tenant, so the indexes serve them.
  */
 import type pg from "pg";
-import { migrate, openPool, type PostgresConnection } from "../storage/postgres.js";
+import { migrate, openPool, type PostgresConnection, whereIs } from "../storage/postgres.js";
 import { SCHEMA_NAME, STEPS } from "./postgres-schema.js";
 import {
   type BindingStore,
@@ -324,7 +324,10 @@ export class PostgresBindingStore extends PostgresTenantStore {
       await migrate(store.pool(), SCHEMA_NAME, STEPS, store.shared.now());
     } catch (err) {
       await store.close();
-      throw err;
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new Error(`[antler] [postgres] cannot open the binding store at ${whereIs(options.connection.url)}: ${reason}`, {
+        cause: err,
+      });
     }
     return store;
   }

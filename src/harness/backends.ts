@@ -3,7 +3,8 @@
  * - `embedded`: the lead agent built from config (model, tools, MCP servers, middleware);
  * - `graph`: the user's own compiled graph, loaded by reflection from `graph`;
  * - `remote`: an agent on a LangGraph API server (`remote`).
- * The local two keep checkpoints in the SQLite file at `storage.path`; a remote agent keeps its
+ * The local two keep checkpoints in the SQLite file at `storage.path`, or with `storage.kind:
+ * postgres` in the database at `storage.url` (checkpoints-postgres.ts); a remote agent keeps its
  * own on its server.
  *
  * `buildAgent` builds one agent from parts its caller owns. `createAgentBackend` and
@@ -19,8 +20,11 @@ import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import type Database from "better-sqlite3";
 import type { AgentConfig, AppConfig } from "../config/schema.js";
 import type { Logger } from "../log/logger.js";
+import type { PostgresConnection } from "../storage/postgres.js";
 import { openDatabase } from "../storage/sqlite.js";
+import { DEFAULT_TENANT } from "../storage/tenant.js";
 import { makeLeadAgent } from "./agent.js";
+import { PostgresCheckpoints } from "./checkpoints-postgres.js";
 import { loadUserGraph } from "./graph.js";
 import { McpServers } from "./mcp/index.js";
 import { AgentHarness } from "./runtime.js";
@@ -46,7 +50,7 @@ export interface AgentParts {
   baseDir: string;
   logger: Logger;
   /** The checkpointer of a local agent; asked for only when the agent is local. */
-  checkpointer: () => BaseCheckpointSaver;
+  checkpointer: () => BaseCheckpointSaver | Promise<BaseCheckpointSaver>;
   /** The configured tools an embedded agent gets, already chosen. */
   configTools: () => Promise<StructuredToolInterface[]>;
   /** Further tools of an embedded agent (its MCP tools, extras). */
@@ -73,7 +77,7 @@ export async function buildAgent(parts: AgentParts): Promise<Harness> {
   if (settings.backend === "graph" && settings.graph) {
     const graph = await loadUserGraph(settings.graph, {
       baseDir,
-      checkpointer: parts.checkpointer(),
+      checkpointer: await parts.checkpointer(),
       config,
       approvals: settings.approvals,
     });
@@ -95,7 +99,7 @@ export async function buildAgent(parts: AgentParts): Promise<Harness> {
     logger,
     tools: await parts.tools(),
     configTools: await parts.configTools(),
-    checkpointer: parts.checkpointer(),
+    checkpointer: await parts.checkpointer(),
     onUsage,
   });
   logger.info({ model: lead.modelName, tools: lead.toolNames }, "agent ready");
@@ -126,11 +130,13 @@ export async function createHarness(options: CreateHarnessOptions): Promise<Agen
 async function createOwned(options: CreateHarnessOptions, settings: AgentConfig): Promise<Harness> {
   const { config, baseDir, logger } = options;
   let db: Database.Database | undefined;
+  let postgres: PostgresCheckpoints | undefined;
   let mcp: McpServers | undefined;
   const extra = options.tools ?? [];
   const release = async () => {
     await mcp?.close();
     db?.close();
+    await postgres?.close();
   };
   try {
     const configTools =
@@ -152,6 +158,10 @@ async function createOwned(options: CreateHarnessOptions, settings: AgentConfig)
       baseDir,
       logger,
       checkpointer: () => {
+        if (config.storage.kind === "postgres") {
+          postgres ??= new PostgresCheckpoints(postgresConnection(config));
+          return postgres.saver(DEFAULT_TENANT);
+        }
         db ??= openCheckpoints(config, baseDir);
         return new SqliteSaver(db);
       },
@@ -171,6 +181,11 @@ async function createOwned(options: CreateHarnessOptions, settings: AgentConfig)
 export function chosenTools<T>(config: AppConfig, settings: AgentConfig, loaded: T[]): T[] {
   const named = settings.tools;
   return named ? loaded.filter((_, i) => named.includes(config.tools[i]?.name ?? "")) : loaded;
+}
+
+/** The database of `storage.kind: postgres` (the schema makes `storage.url` required there). */
+export function postgresConnection(config: AppConfig): PostgresConnection {
+  return { url: config.storage.url ?? "", poolSize: config.storage.pool_size };
 }
 
 /** Opens the checkpoint database (WAL) at storage.path. */

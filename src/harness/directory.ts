@@ -3,20 +3,22 @@
  * serves a chat once routing has named the tenant and the agent.
  *
  * Each tenant gets its own instance of every agent it may use (its own agents and the shared
- * ones), with its own checkpointer over the shared SQLite file, whose checkpoints carry the
- * tenant, and its own MCP clients: one set per tenant, started for the servers its agents name.
+ * ones), with its own checkpointer: over the shared SQLite file, whose checkpoints carry the
+ * tenant, or (`storage.kind: postgres`) in a PostgreSQL schema of its own; and its own MCP clients: one set per tenant, started for the servers its agents name.
  * Instances are built when first asked for; `open` builds those of the given tenants at once, so
  * a broken agent fails the start instead of a chat.
  */
 import type { StructuredToolInterface } from "@langchain/core/tools";
+import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type Database from "better-sqlite3";
 import { DEFAULT_AGENT, DEFAULT_TENANT, Tenancy } from "../config/agents.js";
 import type { AppConfig } from "../config/schema.js";
 import { ConfigError } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 import { approvalRuleFor } from "./approvals.js";
-import { buildAgent, chosenTools, openCheckpoints } from "./backends.js";
+import { buildAgent, chosenTools, openCheckpoints, postgresConnection } from "./backends.js";
 import { TenantCheckpointSaver } from "./checkpoints.js";
+import { PostgresCheckpoints } from "./checkpoints-postgres.js";
 import { type McpServerReport, McpServers } from "./mcp/index.js";
 import { ASK_CLARIFICATION, loadConfigTools } from "./tools/index.js";
 import type { AgentStatus, Harness } from "./types.js";
@@ -55,6 +57,7 @@ export class AgentDirectory {
   private readonly graphTenants = new WeakMap<object, string>();
   private configTools: Promise<StructuredToolInterface[]> | undefined;
   private db: Database.Database | undefined;
+  private postgres: PostgresCheckpoints | undefined;
   private closed = false;
 
   private constructor(private readonly options: AgentDirectoryOptions) {
@@ -148,6 +151,7 @@ export class AgentDirectory {
     await Promise.allSettled([...this.built.values()].map(async (b) => owned(await b) && (await b).close()));
     await Promise.allSettled([...this.mcp.values()].map(async (m) => (await m).close()));
     this.db?.close();
+    await this.postgres?.close();
   }
 
   private async build(tenant: string, agent: string): Promise<Harness> {
@@ -210,8 +214,12 @@ export class AgentDirectory {
     return servers;
   }
 
-  /** The tenant's checkpointer over the one SQLite file at storage.path. */
-  private checkpointer(tenant: string): TenantCheckpointSaver {
+  /** The tenant's checkpointer: in its PostgreSQL schema, or over the one SQLite file at storage.path. */
+  private checkpointer(tenant: string): BaseCheckpointSaver | Promise<BaseCheckpointSaver> {
+    if (this.options.config.storage.kind === "postgres") {
+      this.postgres ??= new PostgresCheckpoints(postgresConnection(this.options.config));
+      return this.postgres.saver(tenant);
+    }
     this.db ??= openCheckpoints(this.options.config, this.options.baseDir);
     return new TenantCheckpointSaver(this.db, tenant);
   }

@@ -51,6 +51,16 @@ function withOptions(url: string, settings: string[]): pg.PoolConfig {
   return { connectionString: parsed.toString() };
 }
 
+/** Where a URL points (`host:port/database`), for messages: never its password. */
+export function whereIs(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.host}${parsed.pathname}`;
+  } catch {
+    return "the database at storage.url";
+  }
+}
+
 /** PostgreSQL splits startup options at spaces; a backslash keeps one (or itself) in a value. */
 function escapeOption(value: string): string {
   return value.replace(/[\\\s]/g, (c) => `\\${c}`);

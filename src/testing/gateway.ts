@@ -1,6 +1,7 @@
 /**
- * A whole gateway in-process for end-to-end tests: real dispatcher, renderer, SQLite store and
- * embedded harness, with the mock model behind ChatOpenAI and channels pointing at fakes.
+ * A whole gateway in-process for end-to-end tests: real dispatcher, renderer, store (SQLite, or
+ * PostgreSQL through `storage`) and embedded harness, with the mock model behind ChatOpenAI and
+ * channels pointing at fakes.
  */
 
 import { mkdtempSync, readFileSync } from "node:fs";
@@ -42,6 +43,10 @@ export interface TestGatewayOptions {
   tools?: StructuredToolInterface[];
   /** More `models:` entries after the mock model's (named `mock`). */
   models?: Record<string, unknown>[];
+  /** More `storage:` keys, e.g. `{ kind: "postgres", url }` (the SQLite file stays in `dir`). */
+  storage?: Record<string, unknown>;
+  /** The gateway's replica id in a shared store. */
+  replicaId?: string;
 }
 
 export interface TestGateway {
@@ -116,7 +121,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   const port = options.port ?? (await freePort());
   const config = AppConfigSchema.parse({
     server: { host: "127.0.0.1", port, ...options.server },
-    storage: { path: path.join(dir, "antler.db") },
+    storage: { path: path.join(dir, "antler.db"), ...options.storage },
     logging: { level: "silent" },
     models: [{ ...mockModelConfig(model), max_retries: 0, ...options.modelConfig }, ...(options.models ?? [])],
     agent: options.agent ?? {},
@@ -132,6 +137,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     ...(options.harness ? { harness: options.harness } : {}),
     ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}),
     ...(options.tools ? { tools: options.tools } : {}),
+    ...(options.replicaId ? { replicaId: options.replicaId } : {}),
   });
   await gateway.start();
   return {

@@ -164,3 +164,14 @@ describe("PostgreSQL migrations", () => {
     await expect(migrate(five[1]!, "demo", steps.slice(0, 2))).rejects.toThrow(/version 3; this Antler knows 2/);
   });
 });
+
+describe("PostgresBindingStore.open", () => {
+  it("names where it tried, without the password, when the database cannot be reached", async () => {
+    const refused = PostgresBindingStore.open({
+      connection: { url: "postgres://antler:hunter22@127.0.0.1:1/nowhere" },
+      replica: "r",
+    });
+    await expect(refused).rejects.toThrow(/cannot open the binding store at 127\.0\.0\.1:1\/nowhere: .*ECONNREFUSED/);
+    await expect(refused).rejects.not.toThrow(/hunter22/);
+  });
+});

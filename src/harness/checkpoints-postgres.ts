@@ -1,0 +1,58 @@
+/**
+ * Agent checkpoints on PostgreSQL (`storage.kind: postgres`): LangGraph's `PostgresSaver`, one
+ * per tenant, each in a schema of its own. A schema per tenant keeps tenants apart without
+ * touching the saver's SQL: the saver qualifies every table with its schema, so no query of one
+ * tenant's saver can name another's tables. All tenants share one pool.
+ *
+ * `PostgresSaver.setup()` creates its schema and tables, and several replicas may start at once,
+ * so it runs under the migration lock; it opens its own connection beside the lock's, hence the
+ * pool's minimum of two.
+ */
+import { createHash } from "node:crypto";
+import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
+import type pg from "pg";
+import { openPool, type PostgresConnection, withMigrationLock } from "../storage/postgres.js";
+
+const PREFIX = "antler_checkpoints_";
+
+/**
+ * The schema of a tenant's checkpoints: `antler_checkpoints_<tenant>` for a short lower-case
+ * name; any other name is shortened to what an identifier may hold plus a hash of the whole
+ * name, so two tenants never share one (`Acme` and `acme` differ).
+ */
+export function checkpointSchema(tenant: string): string {
+  if (/^[a-z0-9_]{1,40}$/.test(tenant)) return PREFIX + tenant;
+  const slug = tenant
+    .toLowerCase()
+    .replace(/[^a-z0-9_]+/g, "_")
+    .slice(0, 30);
+  const hash = createHash("sha256").update(tenant).digest("hex").slice(0, 12);
+  return `${PREFIX}${slug}_${hash}`;
+}
+
+/** Every tenant's checkpointer over one database; `close` ends the pool they share. */
+export class PostgresCheckpoints {
+  private readonly pool: pg.Pool;
+  private readonly savers = new Map<string, Promise<PostgresSaver>>();
+
+  constructor(connection: PostgresConnection) {
+    this.pool = openPool(connection);
+  }
+
+  /** The tenant's checkpointer, its tables created on first use. */
+  saver(tenant: string): Promise<PostgresSaver> {
+    let saver = this.savers.get(tenant);
+    if (!saver) {
+      const created = new PostgresSaver(this.pool, undefined, { schema: checkpointSchema(tenant) });
+      saver = withMigrationLock(this.pool, () => created.setup()).then(() => created);
+      // A failed set-up is tried again next time rather than remembered.
+      saver.catch(() => this.savers.delete(tenant));
+      this.savers.set(tenant, saver);
+    }
+    return saver;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

@@ -225,7 +225,7 @@ export function mountAdmin(server: HttpServer, source: AdminSource, options: Adm
     async (req, res) => {
       const waiting = source
         .reports()
-        .filter((r) => r.enabled && !r.connected)
+        .filter((r) => r.enabled && !r.connected && r.state !== "standby")
         .map((r) => r.name);
       const state = server.pausedFor ?? "running";
       const status = await probedAgent();

@@ -16,6 +16,7 @@ const COLORS: Record<string, string> = {
   failed: "#cf222e",
   stopped: "#57606a",
   disabled: "#8c959f",
+  standby: "#0969da",
 };
 
 function esc(text: string): string {
@@ -73,7 +74,8 @@ const HOW_TO_ENABLE = `Set <code>enabled: true</code> on a channel under <code>c
 /** The line under the title: all well, nothing enabled, or what needs attention. */
 function summary(reports: ChannelReport[], agents: PageAgent[]): { ok: boolean; text: string; hint?: string } {
   const enabled = reports.filter((r) => r.enabled);
-  const failing = enabled.filter((r) => r.state !== "running").length;
+  // A channel on standby runs on another replica: nothing to fix here.
+  const failing = enabled.filter((r) => r.state !== "running" && r.state !== "standby").length;
   const blocked = agents.filter((a) => !a.reachable).length;
   const parts = [
     failing > 0 ? `${failing} channel${failing === 1 ? "" : "s"}` : "",

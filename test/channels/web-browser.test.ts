@@ -28,6 +28,8 @@ let browser: Browser;
 let shared: TestGateway;
 let context: BrowserContext | undefined;
 let extra: TestGateway | undefined;
+/** Uncaught errors and Content-Security-Policy refusals in the test's pages: each fails the test. */
+let pageProblems: string[] = [];
 
 beforeAll(async () => {
   expect(CHROMIUM, "Debian's chromium package is required (bash .ci/run installs it)").toBeDefined();
@@ -53,19 +55,29 @@ afterAll(async () => {
 });
 
 afterEach(async () => {
+  const problems = pageProblems;
+  pageProblems = [];
   await context?.close();
   context = undefined;
   await extra?.stop();
   extra = undefined;
+  expect(problems).toEqual([]);
 });
 
 /** A new user's tab, with what the page logs to its console kept for failure messages. */
 async function newPage(width = 1000, height = 700): Promise<Page> {
   context = await browser.newContext({ viewport: { width, height } });
   const page = await context.newPage();
-  page.setDefaultTimeout(20_000);
-  page.on("pageerror", (err) => console.error(`page error: ${err.message}`));
+  watch(page);
   return page;
+}
+
+function watch(page: Page): void {
+  page.setDefaultTimeout(20_000);
+  page.on("pageerror", (err) => pageProblems.push(`page error: ${err.message}`));
+  page.on("console", (msg) => {
+    if (/Content.Security.Policy/i.test(msg.text())) pageProblems.push(`CSP: ${msg.text()}`);
+  });
 }
 
 /** Opens the chat and waits until it can be typed into and its event stream is open. */
@@ -161,7 +173,8 @@ describe("web chat in headless Chromium", () => {
     await page.locator(ASSISTANT).filter({ hasText: "Which colour should the logo be?" }).waitFor();
     const blue = page.getByRole("button", { name: "Blue", exact: true });
     await blue.waitFor();
-    await expect.poll(() => page.locator(".buttons button").allTextContents()).toEqual(["Red", "Blue"]);
+    const answers = page.getByRole("group", { name: "Answers" }).getByRole("button");
+    await expect.poll(() => answers.allTextContents()).toEqual(["Red", "Blue"]);
     await shot(page, "question");
     // An open question comes back with its buttons after a reload.
     await page.reload();
@@ -236,6 +249,7 @@ describe("web chat in headless Chromium", () => {
     const first = await newPage();
     await openChat(first);
     const second = await context!.newPage();
+    watch(second);
     await openChat(second, `${shared.url}/chat`);
     const convOf = (page: Page) => page.locator('nav a[aria-current="page"]').getAttribute("data-id");
     expect(await convOf(second)).toBe(await convOf(first));

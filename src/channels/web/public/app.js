@@ -222,21 +222,20 @@ async function loadConversation(id) {
 }
 
 function openStream(id) {
-  source = new EventSource(`${BASE}/api/conversations/${id}/events?after=${seq}`);
+  const es = new EventSource(`${BASE}/api/conversations/${id}/events?after=${seq}`);
+  source = es;
   const on = (name, handle) =>
-    source.addEventListener(name, (event) => {
+    es.addEventListener(name, (event) => {
       if (conv !== id) return;
       if (event.lastEventId) seq = Number(event.lastEventId);
       handle(JSON.parse(event.data));
     });
-  on("message", (m) => {
+  const reply = (m) => {
     setTyping(0);
     upsertBot(m);
-  });
-  on("edit", (m) => {
-    setTyping(0);
-    upsertBot(m);
-  });
+  };
+  on("message", reply);
+  on("edit", reply);
   on("typing", (t) => setTyping(t.ms));
   on("file", addFile);
   on("user", (m) => {
@@ -244,13 +243,14 @@ function openStream(id) {
   });
   on("reset", () => openConversation(id));
   // Tests and styles read whether replies can arrive: "open" or "connecting".
-  source.addEventListener("open", () => {
+  es.addEventListener("open", () => {
     $("chat").dataset.stream = "open";
   });
-  source.addEventListener("error", () => {
+  es.addEventListener("error", () => {
+    if (source !== es) return;
     $("chat").dataset.stream = "connecting";
     // EventSource retries by itself unless the server refused the stream (e.g. signed out).
-    if (source?.readyState === EventSource.CLOSED && conv === id) setTimeout(() => conv === id && openConversation(id), 3000);
+    if (es.readyState === EventSource.CLOSED) setTimeout(() => source === es && openConversation(id), 3000);
   });
 }
 
@@ -261,12 +261,8 @@ function findMessage(id) {
 }
 
 function messageShell(id, role, who) {
-  const el = h(
-    "article",
-    { className: `msg ${role}` },
-    h("h3", { className: "who", textContent: who }),
-    h("div", { className: "body" }),
-  );
+  const label = h("h3", { className: "who", textContent: who });
+  const el = h("article", { className: `msg ${role}` }, label, h("div", { className: "body" }));
   el.dataset.id = id;
   el.dataset.role = role;
   return el;
@@ -282,7 +278,6 @@ function addUser(id, text) {
   const el = messageShell(id, "user", "You");
   el.querySelector(".body").textContent = text;
   append(el);
-  return el;
 }
 
 /** Shows a bot message, or replaces the one with its id; `buttons` absent keeps the old ones. */

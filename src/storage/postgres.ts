@@ -30,7 +30,15 @@ const IDLE_MS = 10_000;
 /** A pool on `connection`; with `tenant`, each connection is that tenant's for row-level security. */
 export function openPool(connection: PostgresConnection, tenant?: string): pg.Pool {
   const settings = tenant === undefined ? [] : [`-c ${TENANT_SETTING}=${escapeOption(tenant)}`];
-  return new pg.Pool({ ...withOptions(connection.url, settings), max: connection.poolSize ?? 10, idleTimeoutMillis: IDLE_MS });
+  const pool = new pg.Pool({
+    ...withOptions(connection.url, settings),
+    max: connection.poolSize ?? 10,
+    idleTimeoutMillis: IDLE_MS,
+  });
+  // An idle connection the server ends (a restart, a failover) is an 'error' event, which would
+  // end the process unheard; the pool has already dropped it, and the next query opens another.
+  pool.on("error", () => undefined);
+  return pool;
 }
 
 /**

@@ -7,7 +7,7 @@ import type pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { PostgresBindingStore } from "../../src/bindings/postgres.js";
 import { migrate, openPool } from "../../src/storage/postgres.js";
-import { adminQuery, freshSchema } from "../helpers/postgres.js";
+import { adminQuery, freshSchema, postgresUrl } from "../helpers/postgres.js";
 import { bindingStoreContract } from "./contract.js";
 
 let url = "";
@@ -162,6 +162,22 @@ describe("PostgreSQL migrations", () => {
     await expect(migrate(five[1]!, "demo", failing)).rejects.toThrow(/no_such_function/);
     expect(await adminQuery(`SELECT max(step) AS top FROM ${schema}.runs`)).toEqual([{ top: 3 }]);
     await expect(migrate(five[1]!, "demo", steps.slice(0, 2))).rejects.toThrow(/version 3; this Antler knows 2/);
+  });
+});
+
+describe("PostgreSQL pools", () => {
+  it("outlive the server ending an idle connection: the next query opens another", async () => {
+    const pool = tenantPool(postgresUrl(), "a");
+    const [first] = (await pool.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows;
+    await adminQuery("SELECT pg_terminate_backend($1)", [first?.pid]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const [second] = (
+      await pool.query<{ pid: number; tenant: string }>(
+        "SELECT pg_backend_pid() AS pid, current_setting('antler.tenant') AS tenant",
+      )
+    ).rows;
+    expect(second?.pid).not.toBe(first?.pid);
+    expect(second?.tenant).toBe("a");
   });
 });
 

@@ -288,6 +288,30 @@ describe("web chat in headless Chromium", () => {
     expect(await page.locator(USER).allTextContents()).toEqual(["Did this arrive?"]);
   });
 
+  it("keeps working across a gateway restart: a message sent meanwhile is retried, replies stream again", {
+    timeout: T,
+  }, async () => {
+    extra = await startTestGateway({ channels: { web: { enabled: true } } });
+    const { dir, port, model } = extra;
+    const page = await newPage();
+    await openChat(page, `${extra.url}/chat`);
+    await say(page, "Before the restart.");
+    await reply(page, "ok: Before the restart.");
+    await extra.stop(false);
+    extra = undefined;
+    await say(page, "While it was down.");
+    const status = page.locator('[data-role="user"] .status');
+    await status.filter({ hasText: "Not sent:" }).waitFor();
+    extra = await startTestGateway({ channels: { web: { enabled: true } }, dir, port, model });
+    await page.getByRole("button", { name: "Retry" }).click();
+    await expect.poll(() => status.count()).toBe(0);
+    // The page's event stream found the new process by itself.
+    await reply(page, "ok: While it was down.");
+    await page.reload();
+    await reply(page, "ok: While it was down.");
+    expect(await page.locator(USER).allTextContents()).toEqual(["Before the restart.", "While it was down."]);
+  });
+
   it("can be used with the keyboard alone, on a 360 px wide screen", { timeout: T }, async () => {
     const page = await newPage(360, 740);
     await openChat(page);

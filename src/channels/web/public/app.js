@@ -394,7 +394,8 @@ async function send(convId, id, text) {
     $("composer-text").focus();
     send(convId, id, text);
   });
-  el.append(h("p", { className: "status", textContent: `Not sent: ${failure} ` }, retry));
+  const why = /^not sent/i.test(failure) ? failure : `Not sent: ${failure}`;
+  el.append(h("p", { className: "status", textContent: `${why} ` }, retry));
 }
 
 boot();

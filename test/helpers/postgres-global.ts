@@ -25,11 +25,16 @@ declare module "vitest" {
 
 const ADMIN_URL = process.env.ANTLER_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
+/** A run killed before its teardown leaves its database; the next run drops those this old. */
+const STALE_MS = 6 * 3600_000;
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const name = `antler_test_${randomBytes(5).toString("hex")}`;
+  // The name carries its time of creation, so a later run can tell a leftover from a live run's.
+  const name = `antler_test_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`;
   const admin = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 5_000 });
   try {
     await admin.connect();
+    await dropStale(admin);
     await admin.query(`CREATE ROLE ${name} LOGIN NOSUPERUSER NOBYPASSRLS`);
     await admin.query(`CREATE DATABASE ${name} OWNER ${name}`);
   } catch (err) {
@@ -48,10 +53,24 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const drop = new pg.Client({ connectionString: ADMIN_URL });
     await drop.connect();
     try {
-      await drop.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await drop.query(`DROP ROLE IF EXISTS ${name}`);
+      await dropRun(drop, name);
     } finally {
       await drop.end();
     }
   };
+}
+
+async function dropRun(admin: pg.Client, name: string): Promise<void> {
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.query(`DROP ROLE IF EXISTS ${name}`);
+}
+
+async function dropStale(admin: pg.Client): Promise<void> {
+  const { rows } = await admin.query<{ datname: string }>(
+    "SELECT datname FROM pg_database WHERE datname ~ '^antler_test_[0-9a-z]+_[0-9a-f]+$'",
+  );
+  for (const { datname } of rows) {
+    const created = Number.parseInt(datname.split("_")[2] ?? "", 36);
+    if (Date.now() - created > STALE_MS) await dropRun(admin, datname).catch(() => undefined);
+  }
 }

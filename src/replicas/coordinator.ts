@@ -1,0 +1,419 @@
+/**
+ * How gateway replicas that share one PostgreSQL database agree on who does what:
+ *
+ * - **Replicas.** Each process has a row it refreshes every heartbeat; one whose row is older than
+ *   `deadAfterMs` (or that said goodbye) is dead, and the others take over its unfinished work.
+ * - **Channel leaders.** A channel with one connection per bot (Telegram polling, a socket) runs on
+ *   the replica holding its lease. The leader renews it every heartbeat; when it dies the lease
+ *   runs out and another replica takes it, within `leaseMs` plus one heartbeat.
+ * - **Conversation leases.** One replica at a time runs a conversation's messages, so they run in
+ *   order whichever replica received them.
+ * - **Broadcasts.** LISTEN/NOTIFY carries small messages to every other replica (`/stop`).
+ *
+ * Every time comparison uses the database's clock (`now()`), so replicas whose clocks disagree
+ * still agree on who holds a lease. A leader that cannot renew stops its connection once its lease
+ * would have run out, rather than risk two processes polling one bot.
+ */
+import { hostname } from "node:os";
+import pg from "pg";
+import type { Logger } from "../log/logger.js";
+import { migrate, openPool, type PostgresConnection } from "../storage/postgres.js";
+
+const CHANNEL = "antler_replicas";
+
+const SCHEMA = [
+  `CREATE TABLE antler_replicas (
+    id text PRIMARY KEY,
+    host text NOT NULL,
+    pid integer NOT NULL,
+    url text,
+    started_at timestamptz NOT NULL DEFAULT now(),
+    heartbeat_at timestamptz NOT NULL DEFAULT now(),
+    stopped_at timestamptz)`,
+  `CREATE TABLE antler_channel_leases (
+    channel text PRIMARY KEY,
+    replica text NOT NULL,
+    since timestamptz NOT NULL DEFAULT now(),
+    expires_at timestamptz NOT NULL)`,
+  `CREATE TABLE antler_conversation_leases (
+    tenant text NOT NULL,
+    key text NOT NULL,
+    replica text NOT NULL,
+    expires_at timestamptz NOT NULL,
+    PRIMARY KEY (tenant, key))`,
+  "CREATE INDEX antler_conversation_leases_replica ON antler_conversation_leases (replica)",
+];
+
+export interface CoordinatorOptions {
+  connection: PostgresConnection;
+  /** This replica's id; unique per process. */
+  id: string;
+  /** Where this replica's admin API answers, for `/api/replicas`. */
+  url?: string;
+  logger: Logger;
+  /** How often the replica row and its leases are renewed. */
+  heartbeatMs?: number;
+  /** How long a lease lasts without renewal. */
+  leaseMs?: number;
+  /** A replica whose heartbeat is older than this is dead. */
+  deadAfterMs?: number;
+}
+
+/** One live replica, as `/api/replicas` shows it. */
+export interface ReplicaInfo {
+  id: string;
+  host: string;
+  pid: number;
+  url: string | null;
+  started_at: string;
+  heartbeat_at: string;
+  /** Channels it leads now. */
+  leads: string[];
+}
+
+type Handler = (data: unknown, from: string) => void;
+
+export class Coordinator {
+  readonly id: string;
+  private readonly heartbeatMs: number;
+  private readonly leaseMs: number;
+  private readonly deadAfterMs: number;
+  private timer: NodeJS.Timeout | undefined;
+  private listener: pg.Client | undefined;
+  private closed = false;
+  /** Channels this replica wants to lead, with what to tell when it gains or loses one. */
+  private readonly candidates = new Map<string, (leading: boolean) => void>();
+  /** Channels it leads, and until when (local clock) its last renewal holds. */
+  private readonly leading = new Map<string, number>();
+  /** The leader of each channel, as last read. */
+  private readonly leaders = new Map<string, string | null>();
+  private readonly handlers = new Map<string, Handler[]>();
+  /** Conversations this process works on, so two local works on one key never run at once. */
+  private readonly local = new Map<string, Promise<unknown>>();
+  private tick: Promise<void> = Promise.resolve();
+  /** The schema the tables are in: broadcasts of deployments in other schemas of the database are not ours. */
+  private scope = "";
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly options: CoordinatorOptions,
+  ) {
+    this.id = options.id;
+    this.heartbeatMs = options.heartbeatMs ?? 1_500;
+    this.leaseMs = options.leaseMs ?? 5_000;
+    this.deadAfterMs = options.deadAfterMs ?? 10_000;
+  }
+
+  /** Creates the tables (safe when several replicas start at once), registers this replica and starts its heartbeat. */
+  static async open(options: CoordinatorOptions): Promise<Coordinator> {
+    const pool = openPool(options.connection);
+    try {
+      await migrate(pool, "replicas", SCHEMA);
+      const coordinator = new Coordinator(pool, options);
+      await coordinator.register();
+      await coordinator.listen();
+      coordinator.timer = setInterval(() => {
+        coordinator.tick = coordinator.tick.then(() => coordinator.beat());
+      }, coordinator.heartbeatMs);
+      coordinator.timer.unref();
+      return coordinator;
+    } catch (err) {
+      await pool.end().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async register(): Promise<void> {
+    const { rows } = await this.pool.query<{ schema: string }>("SELECT current_schema() AS schema");
+    this.scope = rows[0]?.schema ?? "";
+    await this.pool.query(
+      `INSERT INTO antler_replicas (id, host, pid, url) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL, url = EXCLUDED.url`,
+      [this.id, hostname(), process.pid, this.options.url ?? null],
+    );
+  }
+
+  /** One heartbeat: the replica row, the conversation leases held, and every channel lease wanted. */
+  private async beat(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.pool.query("UPDATE antler_replicas SET heartbeat_at = now(), stopped_at = NULL WHERE id = $1", [this.id]);
+      await this.pool.query(
+        "UPDATE antler_conversation_leases SET expires_at = now() + $2 * interval '1 millisecond' WHERE replica = $1",
+        [this.id, this.leaseMs],
+      );
+    } catch (err) {
+      this.options.logger.warn({ err }, "replica heartbeat failed");
+    }
+    for (const channel of this.candidates.keys()) await this.contend(channel);
+  }
+
+  /** Takes or renews the channel's lease, and tells when leadership changed. */
+  private async contend(channel: string): Promise<void> {
+    const asked = Date.now();
+    let holder: string | null | undefined;
+    try {
+      const { rows } = await this.pool.query<{ replica: string }>(
+        `INSERT INTO antler_channel_leases (channel, replica, expires_at)
+           VALUES ($1, $2, now() + $3 * interval '1 millisecond')
+         ON CONFLICT (channel) DO UPDATE SET
+           replica = EXCLUDED.replica,
+           expires_at = EXCLUDED.expires_at,
+           since = CASE WHEN antler_channel_leases.replica = EXCLUDED.replica THEN antler_channel_leases.since ELSE now() END
+         WHERE antler_channel_leases.replica = EXCLUDED.replica OR antler_channel_leases.expires_at < now()
+         RETURNING replica`,
+        [channel, this.id, this.leaseMs],
+      );
+      if (rows.length > 0) holder = this.id;
+      else holder = await this.leaderOf(channel);
+    } catch (err) {
+      this.options.logger.warn({ err, channel }, "could not renew a channel lease");
+    }
+    if (this.closed || !this.candidates.has(channel)) return;
+    if (holder === this.id) {
+      // The lease counts from before the request: the database may have granted it a moment later.
+      const had = this.leading.has(channel);
+      this.leading.set(channel, asked + this.leaseMs - this.heartbeatMs / 2);
+      this.leaders.set(channel, this.id);
+      if (!had) this.tell(channel, true);
+      return;
+    }
+    if (holder !== undefined) this.leaders.set(channel, holder);
+    const until = this.leading.get(channel);
+    // Taken by another replica, or not renewed in time: stop before two processes run the bot.
+    if (until !== undefined && (holder !== undefined || Date.now() >= until)) {
+      this.leading.delete(channel);
+      this.tell(channel, false);
+    }
+  }
+
+  private tell(channel: string, leading: boolean): void {
+    this.options.logger.info(
+      { channel, replica: this.id },
+      leading ? "this replica now runs the channel" : "this replica no longer runs the channel",
+    );
+    try {
+      this.candidates.get(channel)?.(leading);
+    } catch (err) {
+      this.options.logger.error({ err, channel }, "leadership change handler failed");
+    }
+  }
+
+  /**
+   * Competes for the channel's lease from now on: `onChange(true)` when this replica becomes its
+   * leader, `onChange(false)` when it stops being one. The first attempt is made at once.
+   */
+  async lead(channel: string, onChange: (leading: boolean) => void): Promise<void> {
+    this.candidates.set(channel, onChange);
+    await this.contend(channel);
+  }
+
+  /** Stops competing for the channel and gives its lease up at once. */
+  async resign(channel: string): Promise<void> {
+    this.candidates.delete(channel);
+    this.leading.delete(channel);
+    await this.pool
+      .query("DELETE FROM antler_channel_leases WHERE channel = $1 AND replica = $2", [channel, this.id])
+      .catch((err: unknown) => this.options.logger.warn({ err, channel }, "could not give up a channel lease"));
+  }
+
+  /** Whether this replica leads the channel now. */
+  leads(channel: string): boolean {
+    return this.leading.has(channel);
+  }
+
+  /** The replica whose lease on the channel has not run out, if any (read now). */
+  async leaderOf(channel: string): Promise<string | null> {
+    const { rows } = await this.pool.query<{ replica: string }>(
+      "SELECT replica FROM antler_channel_leases WHERE channel = $1 AND expires_at > now()",
+      [channel],
+    );
+    return rows[0]?.replica ?? null;
+  }
+
+  /** The leader of each channel as this replica last saw it (for status; no query). */
+  knownLeader(channel: string): string | null | undefined {
+    return this.leaders.get(channel);
+  }
+
+  /**
+   * Runs `work` while this replica holds the conversation's lease: waits while another replica
+   * holds it, keeps it renewed with the heartbeat, and gives it up when `work` ends.
+   */
+  withConversation<T>(tenant: string, key: string, work: () => Promise<T>): Promise<T> {
+    const slot = `${tenant}\u0000${key}`;
+    const prior = this.local.get(slot) ?? Promise.resolve();
+    const run = prior
+      .catch(() => undefined)
+      .then(async () => {
+        await this.acquire(tenant, key);
+        try {
+          return await work();
+        } finally {
+          await this.pool
+            .query("DELETE FROM antler_conversation_leases WHERE tenant = $1 AND key = $2 AND replica = $3", [
+              tenant,
+              key,
+              this.id,
+            ])
+            .catch((err: unknown) => this.options.logger.warn({ err, key }, "could not give up a conversation lease"));
+          await this.broadcast("free", { tenant, key }).catch(() => undefined);
+        }
+      });
+    this.local.set(slot, run);
+    void run.finally(() => {
+      if (this.local.get(slot) === run) this.local.delete(slot);
+    });
+    return run;
+  }
+
+  private async acquire(tenant: string, key: string): Promise<void> {
+    for (let wait = 50; ; wait = Math.min(500, wait * 2)) {
+      if (this.closed) throw new Error("the replica is shutting down");
+      const { rows } = await this.pool.query(
+        `INSERT INTO antler_conversation_leases (tenant, key, replica, expires_at)
+           VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')
+         ON CONFLICT (tenant, key) DO UPDATE SET replica = EXCLUDED.replica, expires_at = EXCLUDED.expires_at
+         WHERE antler_conversation_leases.expires_at < now() OR antler_conversation_leases.replica = EXCLUDED.replica
+         RETURNING replica`,
+        [tenant, key, this.id, this.leaseMs],
+      );
+      if (rows.length > 0) return;
+      // Woken early when the holder says it is done; else tried again after a growing wait.
+      await this.until("free", (data) => (data as { key?: string }).key === key, wait);
+    }
+  }
+
+  /** Whether another live replica holds the conversation's lease now. */
+  async heldElsewhere(tenant: string, key: string): Promise<boolean> {
+    const { rows } = await this.pool.query(
+      "SELECT 1 FROM antler_conversation_leases WHERE tenant = $1 AND key = $2 AND replica <> $3 AND expires_at > now()",
+      [tenant, key, this.id],
+    );
+    return rows.length > 0;
+  }
+
+  /** The live replicas, oldest first, with the channels each leads. */
+  async replicas(): Promise<ReplicaInfo[]> {
+    const { rows } = await this.pool.query<{
+      id: string;
+      host: string;
+      pid: number;
+      url: string | null;
+      started_at: Date;
+      heartbeat_at: Date;
+      leads: string[] | null;
+    }>(
+      `SELECT r.id, r.host, r.pid, r.url, r.started_at, r.heartbeat_at,
+         array_remove(array_agg(l.channel ORDER BY l.channel), NULL) AS leads
+       FROM antler_replicas r
+       LEFT JOIN antler_channel_leases l ON l.replica = r.id AND l.expires_at > now()
+       WHERE r.stopped_at IS NULL AND r.heartbeat_at > now() - $1 * interval '1 millisecond'
+       GROUP BY r.id ORDER BY r.started_at, r.id`,
+      [this.deadAfterMs],
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      host: r.host,
+      pid: r.pid,
+      url: r.url,
+      started_at: r.started_at.toISOString(),
+      heartbeat_at: r.heartbeat_at.toISOString(),
+      leads: r.leads ?? [],
+    }));
+  }
+
+  /** Ids of the live replicas (this one included). */
+  async liveIds(): Promise<Set<string>> {
+    return new Set((await this.replicas()).map((r) => r.id));
+  }
+
+  /** Sends `data` to every other replica's `on(topic)` handlers. */
+  async broadcast(topic: string, data: unknown): Promise<void> {
+    await this.pool.query("SELECT pg_notify($1, $2)", [
+      CHANNEL,
+      JSON.stringify({ scope: this.scope, from: this.id, topic, data }),
+    ]);
+  }
+
+  /** Runs `handler` for every broadcast of `topic` from another replica. */
+  on(topic: string, handler: Handler): () => void {
+    const list = this.handlers.get(topic) ?? [];
+    list.push(handler);
+    this.handlers.set(topic, list);
+    return () => {
+      const at = list.indexOf(handler);
+      if (at >= 0) list.splice(at, 1);
+    };
+  }
+
+  /** Resolves on the first broadcast of `topic` that `match` accepts, or after `ms`. */
+  private until(topic: string, match: (data: unknown) => boolean, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        off();
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      const off = this.on(topic, (data) => {
+        if (match(data)) done();
+      });
+    });
+  }
+
+  /** One connection that LISTENs for broadcasts; it reconnects when it drops. */
+  private async listen(): Promise<void> {
+    if (this.closed) return;
+    // A connection of its own, outside the pool: LISTEN belongs to its session.
+    const listener = new pg.Client(this.pool.options);
+    listener.on("notification", (message) => {
+      if (message.channel !== CHANNEL || !message.payload) return;
+      let parsed: { scope?: string; from?: string; topic?: string; data?: unknown };
+      try {
+        parsed = JSON.parse(message.payload) as typeof parsed;
+      } catch {
+        return;
+      }
+      if (parsed.scope !== this.scope || parsed.from === this.id || !parsed.topic) return;
+      for (const handler of [...(this.handlers.get(parsed.topic) ?? [])]) handler(parsed.data, parsed.from ?? "");
+    });
+    listener.on("error", (err) => {
+      this.options.logger.warn({ err }, "the replicas' broadcast connection dropped; reconnecting");
+      this.listener = undefined;
+      listener.end().catch(() => undefined);
+      setTimeout(() => void this.listen().catch(() => undefined), 1_000).unref();
+    });
+    await listener.connect();
+    await listener.query(`LISTEN ${CHANNEL}`);
+    this.listener = listener;
+  }
+
+  /** Says goodbye: gives up every lease and marks the replica stopped, so the others take over at once. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.tick.catch(() => undefined);
+    this.candidates.clear();
+    this.leading.clear();
+    try {
+      await this.pool.query("DELETE FROM antler_channel_leases WHERE replica = $1", [this.id]);
+      await this.pool.query("DELETE FROM antler_conversation_leases WHERE replica = $1", [this.id]);
+      await this.pool.query("UPDATE antler_replicas SET stopped_at = now() WHERE id = $1", [this.id]);
+      await this.pool.query("DELETE FROM antler_replicas WHERE stopped_at < now() - interval '1 day'");
+    } catch (err) {
+      this.options.logger.warn({ err }, "could not say goodbye to the other replicas");
+    }
+    await this.listener?.end().catch(() => undefined);
+    await this.pool.end().catch(() => undefined);
+  }
+
+  /** For tests: stops every loop and connection without giving anything up, as a killed process would. */
+  async halt(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.listener?.end().catch(() => undefined);
+    await this.pool.end().catch(() => undefined);
+  }
+}

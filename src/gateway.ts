@@ -30,6 +30,8 @@ import { fileTools } from "./harness/tools/files.js";
 import type { AgentStatus, Harness } from "./harness/types.js";
 import { type Logger, secretScrubber } from "./log/logger.js";
 import { MediaDesk } from "./media/desk.js";
+import { Coordinator, type ReplicaInfo } from "./replicas/coordinator.js";
+import { ReplicaLink } from "./replicas/link.js";
 import { Router, routeWarnings } from "./routing/index.js";
 import { mountAdmin, type TenantAgentStatus } from "./server/admin.js";
 import { HttpServer, httpLimits, sendJson } from "./server/http.js";
@@ -84,6 +86,10 @@ export class Gateway {
    */
   private readonly leftovers = new Map<string, InboxEntry[]>();
   private readonly restarting = new Map<ChannelSlot, Promise<void>>();
+  /** Set when this gateway is one of several replicas on a shared PostgreSQL store. */
+  private replicaLink: ReplicaLink | undefined;
+  /** The store's view of every tenant. */
+  private views: BindingStore[] = [];
   /** Hides configured credentials in every report (platform errors may quote them). */
   private readonly scrub: (text: string) => string;
 
@@ -114,12 +120,40 @@ export class Gateway {
   }
 
   reports(): ChannelReport[] {
-    return this.slots.map((s) => this.redact(s.report()));
+    return this.slots.map((s) => this.reportOf(s));
   }
 
   report(name: string): ChannelReport | undefined {
     const slot = this.slot(name);
-    return slot && this.redact(slot.report());
+    return slot && this.reportOf(slot);
+  }
+
+  private reportOf(slot: ChannelSlot): ChannelReport {
+    const leader = this.replicaLink?.leaderOf(slot);
+    if (leader !== undefined) slot.leader = leader;
+    return this.redact(slot.report());
+  }
+
+  /**
+   * The live replicas sharing this gateway's store, with the channels each leads; with one
+   * process (SQLite), just this one.
+   */
+  async replicas(): Promise<ReplicaInfo[]> {
+    if (this.replicaLink) return this.replicaLink.replicas();
+    const leads = this.slots.filter((s) => s.channel?.exclusive && s.report().state === "running").map((s) => s.name);
+    const started = new Date(this.startedAt).toISOString();
+    const url = this.channelOptions().serverUrl?.() ?? null;
+    return [
+      {
+        id: this.replicaId,
+        host: hostname(),
+        pid: process.pid,
+        url,
+        started_at: started,
+        heartbeat_at: new Date().toISOString(),
+        leads,
+      },
+    ];
   }
 
   private redact(report: ChannelReport): ChannelReport {
@@ -263,6 +297,21 @@ export class Gateway {
         ? await PostgresBindingStore.open({ connection: postgresConnection(config), replica: this.replicaId })
         : new SqliteBindingStore(path.resolve(baseDir, config.storage.path), Date.now, config.storage.synchronous);
     this.store = store;
+    if (config.storage.kind === "postgres") {
+      const coordinator = await Coordinator.open({
+        connection: postgresConnection(config),
+        id: this.replicaId,
+        url: this.channelOptions().serverUrl?.(),
+        logger,
+      });
+      this.replicaLink = new ReplicaLink(coordinator, {
+        slots: () => this.slots,
+        dispatcher: () => this.dispatcher,
+        views: () => this.views,
+        startSlot: (slot) => this.startSlot(slot),
+        logger,
+      });
+    }
     for (const warning of routeWarnings(config)) logger.warn(warning);
     // The agents of every tenant that has a channel here are built now, so a broken one fails the start.
     const channels = this.options.channels ?? config.channels;
@@ -290,12 +339,17 @@ export class Gateway {
       settings: config.gateway,
       observer: this.options.observer ?? this.metrics,
       media: media.desk,
+      ...(this.replicaLink ? { replicas: this.replicaLink.forDispatcher() } : {}),
     });
-    // Read what a previous process left unfinished before any channel can add new work; each
-    // tenant's inbox is read through its own view.
     const views = tenancy.tenants().map((t) => (t === store.tenant ? store : store.forTenant(t)));
-    for (const entry of (await Promise.all(views.map((v) => v.unfinished()))).flat()) {
-      this.leftovers.set(entry.channel, [...(this.leftovers.get(entry.channel) ?? []), entry]);
+    this.views = views;
+    // Read what a previous process left unfinished before any channel can add new work; each
+    // tenant's inbox is read through its own view. Replicas instead take over the work of those
+    // that are gone, as the link finds it (other replicas' unfinished messages are theirs).
+    if (!this.replicaLink) {
+      for (const entry of (await Promise.all(views.map((v) => v.unfinished()))).flat()) {
+        this.leftovers.set(entry.channel, [...(this.leftovers.get(entry.channel) ?? []), entry]);
+      }
     }
     this.slots = await loadChannels(channels, this.channelOptions());
     if (!config.server.admin_token && this.options.serve !== false) {
@@ -303,6 +357,8 @@ export class Gateway {
     }
     // A platform that keeps a channel connecting must not hold up the rest: wait a bounded time,
     // and let slow channels finish starting in the background (their state says "starting").
+    await this.replicaLink?.contend(this.slots);
+    this.replicaLink?.start();
     const started = Promise.all(this.slots.map((slot) => this.startSlot(slot)));
     await Promise.race([started, delay(this.options.startWaitMs ?? START_WAIT_MS)]);
     if (this.server.pausedFor === "starting") this.server.resume(); // not if stop() began meanwhile
@@ -318,6 +374,8 @@ export class Gateway {
     const channel = slot.channel;
     const dispatcher = this.dispatcher;
     if (!channel || !dispatcher || slot.override?.state === "disabled") return;
+    // Another replica runs this bot's one connection: stand by.
+    if (this.replicaLink && !this.replicaLink.mayStart(slot)) return;
     const logger = this.options.logger;
     slot.override = { state: "starting", reason: "connecting to the platform" };
     try {
@@ -362,6 +420,8 @@ export class Gateway {
           .catch((err: unknown) => this.options.logger.warn({ err, channel: slot.name }, "channel stop failed")),
       ),
     );
+    // Gives up this replica's leases, so the others take its channels and waiting messages at once.
+    await this.replicaLink?.close();
     await this.agents?.close();
     await this.store?.close();
     await this.server.close();

@@ -17,6 +17,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ChannelReport } from "../channels/registry.js";
 import type { McpServerReport } from "../harness/mcp/index.js";
 import type { AgentStatus } from "../harness/types.js";
+import type { ReplicaInfo } from "../replicas/coordinator.js";
 import type { HttpServer } from "./http.js";
 import { sendJson } from "./http.js";
 import type { GatewayMetrics } from "./metrics.js";
@@ -35,6 +36,8 @@ export interface AdminSource {
   agentStatuses(probe?: boolean): Promise<TenantAgentStatus[]>;
   /** The tenant a channel belongs to. */
   tenantOf(channel: string): string;
+  /** The live gateway replicas sharing the store (just this one on SQLite), with the channels each leads. */
+  replicas(): Promise<ReplicaInfo[]>;
   readonly metrics: GatewayMetrics;
   readonly startedAt: number;
 }
@@ -265,6 +268,17 @@ export function mountAdmin(server: HttpServer, source: AdminSource, options: Adm
       const report = await source.restart(name);
       if (report) sendJson(res, 200, report);
       else sendJson(res, 404, { error: `no channel named ${name}` });
+    }),
+    OPEN,
+  );
+  server.route(
+    "GET",
+    "/api/replicas",
+    guarded(async (_req, res, _params, caller) => {
+      // Which replica runs which channel spans tenants: a tenant's token sees only its channels' leaders.
+      const mine = (name: string) => sees(caller, source.tenantOf(name));
+      const replicas = (await source.replicas()).map((r) => ({ ...r, leads: r.leads.filter(mine) }));
+      sendJson(res, 200, { replicas });
     }),
     OPEN,
   );

@@ -71,6 +71,7 @@ describe("GET /api/usage and /metrics", () => {
       agentStatus: async () => undefined,
       agentStatuses: async () => [],
       tenantOf: () => "default",
+      replicas: async () => [],
       metrics,
       startedAt: Date.now(),
     };

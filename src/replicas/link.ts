@@ -1,0 +1,169 @@
+/**
+ * What a gateway does differently when it is one of several replicas on a shared PostgreSQL
+ * store (`storage.kind: postgres`):
+ *
+ * - an exclusive channel (one connection per bot, see `Channel.exclusive`) runs only on the
+ *   replica that holds its lease; the others stand by (state `standby`) and one of them starts it
+ *   when the leader goes away;
+ * - every heartbeat, the unfinished messages of replicas that died (or stopped) are taken over,
+ *   each by exactly one live replica that runs its channel, and answered as after a restart:
+ *   run if they never started, rejoined or given the restart notice if they were running;
+ * - a `/stop` reaches the replica that runs the conversation's reply.
+ */
+import type { BindingStore, InboxEntry } from "../bindings/types.js";
+import type { Dispatcher, ReplicaCoordinator } from "../channels/dispatcher.js";
+import type { ChannelSlot } from "../channels/registry.js";
+import type { Logger } from "../log/logger.js";
+import type { Coordinator, ReplicaInfo } from "./coordinator.js";
+
+/** What the link needs from its gateway. */
+export interface ReplicaHost {
+  slots(): ChannelSlot[];
+  dispatcher(): Dispatcher | undefined;
+  /** The store's view of every tenant. */
+  views(): BindingStore[];
+  /** Starts the slot's channel for real. */
+  startSlot(slot: ChannelSlot): Promise<void>;
+  logger: Logger;
+}
+
+/** How often dead replicas' messages are looked for. */
+const TAKEOVER_MS = 2_000;
+
+export class ReplicaLink {
+  private timer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<void> = Promise.resolve();
+  /** Messages taken over whose notice could not be sent yet, by channel: tried again on the next sweep. */
+  private readonly unsent = new Map<string, InboxEntry[]>();
+
+  constructor(
+    readonly coordinator: Coordinator,
+    private readonly host: ReplicaHost,
+  ) {}
+
+  get id(): string {
+    return this.coordinator.id;
+  }
+
+  /** What the dispatcher asks of the other replicas. */
+  forDispatcher(): ReplicaCoordinator {
+    const c = this.coordinator;
+    return {
+      withConversation: (tenant, key, work) => c.withConversation(tenant, key, work),
+      heldElsewhere: (tenant, key) => c.heldElsewhere(tenant, key),
+      stopElsewhere: (tenant, key) => c.broadcast("stop", { tenant, key }),
+    };
+  }
+
+  /** Starts listening to the others and looking for dead replicas' work. */
+  start(): void {
+    this.coordinator.on("stop", (data) => {
+      const key = (data as { key?: unknown }).key;
+      if (typeof key === "string") this.host.dispatcher()?.stopConversation(key);
+    });
+    this.timer = setInterval(() => {
+      this.sweeping = this.sweeping.then(() => this.sweep());
+    }, TAKEOVER_MS);
+    this.timer.unref();
+  }
+
+  /**
+   * Whether this replica may start the slot's channel now: any shared channel, and an exclusive
+   * one only while it holds its lease. A slot it may not start is marked standby.
+   */
+  mayStart(slot: ChannelSlot): boolean {
+    if (!slot.channel?.exclusive || this.coordinator.leads(slot.name)) return true;
+    this.standBy(slot);
+    return false;
+  }
+
+  /** Competes for each exclusive channel: the winner starts it, the others stand by. */
+  async contend(slots: ChannelSlot[]): Promise<void> {
+    await Promise.all(
+      slots
+        .filter((slot) => slot.enabled && slot.channel?.exclusive)
+        .map((slot) =>
+          this.coordinator.lead(slot.name, (leading) => {
+            if (leading) {
+              slot.leader = this.id;
+              // A slot not started yet is started by the gateway itself, which finds it may.
+              if (slot.override?.state !== "standby") return;
+              this.host
+                .startSlot(slot)
+                .catch((err: unknown) =>
+                  this.host.logger.error({ err, channel: slot.name }, "could not start a channel this replica now leads"),
+                );
+            } else {
+              slot.channel
+                ?.stop()
+                .catch((err: unknown) => this.host.logger.warn({ err, channel: slot.name }, "channel stop failed"));
+              this.standBy(slot);
+            }
+          }),
+        ),
+    );
+  }
+
+  private standBy(slot: ChannelSlot): void {
+    const leader = this.coordinator.knownLeader(slot.name) ?? null;
+    slot.leader = leader;
+    slot.override = {
+      state: "standby",
+      reason: leader
+        ? `replica ${leader} runs this channel; this one takes over if it stops`
+        : "no replica runs this channel yet; this one is competing for it",
+    };
+  }
+
+  /** The replica leading a channel, as last seen, for reports. */
+  leaderOf(slot: ChannelSlot): string | null | undefined {
+    if (!slot.channel?.exclusive) return undefined;
+    return this.coordinator.leads(slot.name) ? this.id : (this.coordinator.knownLeader(slot.name) ?? null);
+  }
+
+  /** The live replicas, for `/api/replicas`. */
+  replicas(): Promise<ReplicaInfo[]> {
+    return this.coordinator.replicas();
+  }
+
+  /** Takes over the unfinished messages of replicas that are gone, for the channels that run here. */
+  private async sweep(): Promise<void> {
+    const dispatcher = this.host.dispatcher();
+    if (!dispatcher) return;
+    try {
+      const live = await this.coordinator.liveIds();
+      const here = this.host.slots().filter((s) => this.runsHere(s));
+      const names = here.map((s) => s.name);
+      const moved: InboxEntry[] = [];
+      for (const view of this.host.views()) {
+        if (!view.takeOver) continue;
+        const owners = new Set((await view.unfinished()).map((e) => e.owner).filter((o): o is string => !!o && !live.has(o)));
+        if (owners.size === 0 || names.length === 0) continue;
+        moved.push(...(await view.takeOver([...owners], names)));
+      }
+      if (moved.length > 0) this.host.logger.info({ count: moved.length }, "took over messages of replicas that are gone");
+      for (const slot of here) {
+        const entries = [...(this.unsent.get(slot.name) ?? []), ...moved.filter((e) => e.channel === slot.name)];
+        this.unsent.delete(slot.name);
+        if (entries.length === 0) continue;
+        const left = await dispatcher.recover(slot, entries);
+        if (left.length > 0) this.unsent.set(slot.name, left);
+      }
+    } catch (err) {
+      this.host.logger.warn({ err }, "could not look for the work of replicas that are gone");
+    }
+  }
+
+  /** The slot's channel runs on this replica now. */
+  private runsHere(slot: ChannelSlot): boolean {
+    if (!slot.enabled || !slot.channel || slot.override) return false;
+    return !slot.channel.exclusive || this.coordinator.leads(slot.name);
+  }
+
+  /** Stops looking for work and says goodbye, so the others take this replica's leases and waiting messages at once. */
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.sweeping.catch(() => undefined);
+    await this.coordinator.close();
+  }
+}

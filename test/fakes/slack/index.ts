@@ -1,18 +1,22 @@
 /**
  * A fake Slack for tests, on 127.0.0.1: the Web API (see web-api.ts), files (files.ts), Socket
- * Mode or signed Events API delivery (see transport.ts), and a user-side API — mention the bot,
- * write in a thread, DM it, share a file, click a button — plus what each conversation shows.
+ * Mode or signed Events API delivery (see transport.ts; over several URLs with Slack's retries,
+ * see http-delivery.ts), and a user-side API — mention the bot, write in a thread, DM it, share
+ * a file, click a button — plus what each conversation shows.
  */
 
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { closeServer } from "../../../src/server/http.js";
 import { type FakeFile, FakeFiles } from "./files.js";
+import { type Delivered, type DeliveryFault, HttpDelivery, type HttpDeliveryOptions } from "./http-delivery.js";
 import { type DeliveryResult, type EnvelopeType, FakeSocketServer, postSigned, type SignedPostOptions } from "./transport.js";
 import { buttonLabels, type FakeMessage, FakeWebApi, type Json, visibleText } from "./web-api.js";
 
 export type { FakeFile } from "./files.js";
 export { SLACK_FILE_MAX_BYTES } from "./files.js";
+export type { DeliveryFault, HttpDeliveryOptions } from "./http-delivery.js";
+export type { DeliveryResult } from "./transport.js";
 export { slackSignature } from "./transport.js";
 export type { FakeMessage } from "./web-api.js";
 export { buttonLabels, mrkdwnToPlain, visibleText } from "./web-api.js";
@@ -28,6 +32,8 @@ export interface FakeSlackOptions {
   streamExpiryMs?: number;
   /** Also send the `message` event that accompanies every `app_mention` (Slack does, with message.channels). */
   companionMessages?: boolean;
+  /** HTTP mode: how tries are spread over `eventsUrls` and whether events are retried (http-delivery.ts). */
+  http?: HttpDeliveryOptions;
 }
 
 export interface VisibleBotMessage {
@@ -56,12 +62,6 @@ export interface VisibleBotFile {
   threadId?: string;
 }
 
-interface Delivered {
-  type: EnvelopeType;
-  payload: Json;
-  retries: number;
-}
-
 export class FakeSlack {
   readonly api: FakeWebApi;
   readonly files: FakeFiles;
@@ -74,9 +74,13 @@ export class FakeSlack {
   readonly botId: string;
   /** Where HTTP mode posts events; set by the test once Antler's server listens. */
   eventsUrl = "";
-  /** Every delivery result, oldest first. */
+  /** HTTP mode behind several URLs (one per replica): when set, tries are spread over these instead. */
+  eventsUrls: string[] = [];
+  /** Every try of every delivery, oldest first; HTTP tries say which URL got them. */
   readonly deliveries: DeliveryResult[] = [];
+  private readonly http: HttpDelivery;
   private readonly server: Server;
+  private readonly clientServers = new Map<string, Server>();
   private port = 0;
   private eventCounter = 0;
   private last: Delivered | undefined;
@@ -103,15 +107,13 @@ export class FakeSlack {
       baseUrl: () => `http://127.0.0.1:${this.port}`,
     });
     this.api.register(this.files.handlers());
+    this.http = new HttpDelivery(
+      () => (this.eventsUrls.length > 0 ? this.eventsUrls : [this.eventsUrl]),
+      this.signingSecret,
+      options.http ?? {},
+    );
     this.api.socketUrl = () => `ws://127.0.0.1:${this.port}/link/?ticket=${this.socket.connections + 1}`;
-    this.server = createServer((req, res) => {
-      const url = new URL(req.url ?? "/", "http://x");
-      const m = /^\/api\/([\w.]+)$/.exec(url.pathname);
-      if (req.method === "POST" && m?.[1]) void this.api.handle(req, res, m[1]);
-      else if (url.pathname.startsWith("/files-pri/")) this.files.serveFile(req, res, url.pathname);
-      else if (url.pathname.startsWith("/upload/v1/")) void this.files.receiveUpload(req, res, url.pathname);
-      else res.writeHead(404).end();
-    });
+    this.server = createServer((req, res) => this.route(req, res, "main"));
     this.server.on("upgrade", (req, sock, head) => {
       if (req.url?.startsWith("/link")) this.socket.handleUpgrade(req, sock, head);
       else sock.destroy();
@@ -128,6 +130,29 @@ export class FakeSlack {
   /** `api_base` for the adapter (trailing slash included). */
   get apiUrl(): string {
     return `http://127.0.0.1:${this.port}/api/`;
+  }
+
+  /**
+   * An `api_base` of its own for one app process (e.g. one gateway replica): the same workspace,
+   * but Web API calls that come through it are recorded with `client` set to `name`.
+   */
+  async listenFor(name: string): Promise<string> {
+    let server = this.clientServers.get(name);
+    if (!server) {
+      server = createServer((req, res) => this.route(req, res, name));
+      this.clientServers.set(name, server);
+      await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
+    }
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/`;
+  }
+
+  private route(req: IncomingMessage, res: ServerResponse, client: string): void {
+    const url = new URL(req.url ?? "/", "http://x");
+    const m = /^\/api\/([\w.]+)$/.exec(url.pathname);
+    if (req.method === "POST" && m?.[1]) void this.api.handle(req, res, m[1], client);
+    else if (url.pathname.startsWith("/files-pri/")) this.files.serveFile(req, res, url.pathname);
+    else if (url.pathname.startsWith("/upload/v1/")) void this.files.receiveUpload(req, res, url.pathname);
+    else res.writeHead(404).end();
   }
 
   /** A user mentions the bot in a channel (top level, or in `threadTs`). Returns the message ts. */
@@ -312,12 +337,17 @@ export class FakeSlack {
   async redeliverLast(): Promise<DeliveryResult> {
     if (!this.last) throw new Error("fake slack: nothing delivered yet");
     this.last.retries += 1;
-    return this.send(this.last, this.last.retries);
+    return this.send(this.last);
   }
 
   /** Delivers a raw Events API body with extra signing options (HTTP mode). */
   async postRaw(payload: Json, o: Partial<SignedPostOptions> = {}, type: EnvelopeType = "events_api"): Promise<DeliveryResult> {
     return postSigned(this.eventsUrl, type, payload, { signingSecret: this.signingSecret, ...o });
+  }
+
+  /** Makes HTTP tries fail on purpose, so that Slack retries them (see http-delivery.ts). */
+  injectDeliveryFault(fault: DeliveryFault): void {
+    this.http.inject(fault);
   }
 
   /** Builds an `event_callback` envelope around `event`. */
@@ -361,6 +391,8 @@ export class FakeSlack {
 
   async close(): Promise<void> {
     this.socket.close();
+    for (const server of this.clientServers.values()) await closeServer(server);
+    this.clientServers.clear();
     await closeServer(this.server);
   }
 
@@ -370,14 +402,12 @@ export class FakeSlack {
 
   private async deliver(type: EnvelopeType, payload: Json): Promise<DeliveryResult> {
     this.last = { type, payload, retries: 0 };
-    return this.send(this.last, 0);
+    return this.send(this.last);
   }
 
-  private async send(d: Delivered, retries: number): Promise<DeliveryResult> {
-    const result =
-      this.options.mode === "socket"
-        ? await this.socket.deliver(d.type, d.payload, retries, retries ? "timeout" : "")
-        : await postSigned(this.eventsUrl, d.type, d.payload, { signingSecret: this.signingSecret, retryNum: retries });
+  private async send(d: Delivered): Promise<DeliveryResult> {
+    if (this.options.mode !== "socket") return this.http.deliver(d, (r) => this.deliveries.push(r));
+    const result = await this.socket.deliver(d.type, d.payload, d.retries, d.retries ? "timeout" : "");
     this.deliveries.push(result);
     return result;
   }

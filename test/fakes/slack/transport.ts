@@ -16,6 +16,16 @@ export interface DeliveryResult {
   status?: number;
   body?: string;
   ackPayload?: unknown;
+  /** HTTP: the URL this try went to. */
+  url?: string;
+  /** The event's `event_id` (events only), to pair a retry with the tries before it. */
+  eventId?: string;
+  /** 0 for a first try, else the `X-Slack-Retry-Num` it carried. */
+  retryNum?: number;
+  /** The `X-Slack-Retry-Reason` it carried (retries only). */
+  retryReason?: string;
+  /** Why Slack counts this try as failed: `http_timeout`, `connection_failed` or `http_error`. */
+  failure?: string;
 }
 
 export interface SocketAck {
@@ -129,6 +139,8 @@ export interface SignedPostOptions {
   wrongSecret?: string;
   /** Send no signature headers at all. */
   unsigned?: boolean;
+  /** Aborts the request (Slack gives up on an answer after 3 s). */
+  signal?: AbortSignal;
 }
 
 export function slackSignature(secret: string, timestamp: number, body: string): string {
@@ -150,7 +162,7 @@ export async function postSigned(url: string, type: EnvelopeType, payload: Json,
     headers["x-slack-retry-num"] = String(o.retryNum);
     headers["x-slack-retry-reason"] = o.retryReason ?? "http_timeout";
   }
-  const res = await fetch(url, { method: "POST", headers, body });
+  const res = await fetch(url, { method: "POST", headers, body, ...(o.signal ? { signal: o.signal } : {}) });
   const text = await res.text();
   return { ok: res.status >= 200 && res.status < 300, status: res.status, body: text };
 }

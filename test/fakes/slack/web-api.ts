@@ -37,6 +37,8 @@ export interface ApiCall {
   args: Json;
   at: number;
   token: string | undefined;
+  /** Which listener the call came through: `main`, or a name given to `FakeSlack.listenFor`. */
+  client: string;
 }
 
 interface Fault {
@@ -151,12 +153,12 @@ export class FakeWebApi {
     return this.messages.find((m) => m.channel === channel && m.ts === ts);
   }
 
-  async handle(req: IncomingMessage, res: ServerResponse, method: string): Promise<void> {
+  async handle(req: IncomingMessage, res: ServerResponse, method: string, client = "main"): Promise<void> {
     const raw = await readAll(req);
     const args = parseArgs(req.headers["content-type"] ?? "", raw);
     const auth = req.headers.authorization;
     const token = auth?.startsWith("Bearer ") ? auth.slice(7) : typeof args.token === "string" ? args.token : undefined;
-    this.calls.push({ method, args, at: Date.now(), token });
+    this.calls.push({ method, args, at: Date.now(), token, client });
     const fault = this.takeFault(method);
     if (fault?.kind === "ratelimit") {
       return send(res, 429, { ok: false, error: "ratelimited" }, { "retry-after": String(fault.retryAfterSec ?? 1) });

@@ -2,7 +2,9 @@
  * A fake Telegram Bot API on 127.0.0.1 for tests (see PLATFORMS.md "Telegram"). Telegraf talks
  * to it through `telegram.apiRoot`; tests act as users through the methods below and read
  * what the chat shows. Faults: injected errors per method (429 with retry_after, 5xx), and a
- * record of every call made while a 429's retry_after had not yet passed.
+ * record of every call made while a 429's retry_after had not yet passed. Several bot processes:
+ * each may get a listener of its own (`listenFor`), so every call names its client; only one
+ * getUpdates may be open at a time (polling.ts), and each conflict is recorded.
  */
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -11,10 +13,13 @@ import { closeServer } from "../../../src/server/http.js";
 import { ApiError, BotApi, type CallbackRecord } from "./api.js";
 import { type ChatKind, type ChatMessage, ChatStore, type FakeChat, type FakeUser, userEntities } from "./chats.js";
 import { FileStore, type MediaKind, type MessageMedia, readMultipart, UploadTooLarge } from "./files.js";
+import { LongPolls, type PollConflict } from "./polling.js";
 import { type Update, UpdateQueue } from "./updates.js";
 
 export type { ChatMessage, FakeChat, FakeUser } from "./chats.js";
 export type { MediaKind, MessageMedia, StoredFile } from "./files.js";
+export type { PollConflict } from "./polling.js";
+export { CONFLICT_DESCRIPTION } from "./polling.js";
 export type { Update } from "./updates.js";
 
 export interface Fault {
@@ -49,6 +54,8 @@ export interface CallRecord {
   params: Record<string, unknown>;
   status: number;
   description?: string;
+  /** Which listener the call came through: `main`, or a name given to `listenFor`. */
+  client: string;
 }
 
 export interface FakeTelegramOptions {
@@ -78,7 +85,9 @@ export class FakeTelegram {
   readonly earlyCalls: CallRecord[] = [];
   private readonly faults: ActiveFault[] = [];
   private readonly floodUntil = new Map<string, number>();
+  private readonly polls: LongPolls;
   private server: Server | undefined;
+  private readonly clientServers = new Map<string, Server>();
   private nextQueryId = 1;
 
   private constructor(options: FakeTelegramOptions) {
@@ -89,13 +98,12 @@ export class FakeTelegram {
       () => options.webhookRetryMs ?? 150,
     );
     this.api = new BotApi(bot, this.chats, this.updates, this.files);
+    this.polls = new LongPolls(this.updates);
   }
 
   static async start(options: FakeTelegramOptions = {}): Promise<FakeTelegram> {
     const fake = new FakeTelegram(options);
-    const server = createServer((req, res) => void fake.handle(req, res));
-    fake.server = server;
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    fake.server = await fake.listen("main");
     return fake;
   }
 
@@ -104,16 +112,40 @@ export class FakeTelegram {
     return `http://127.0.0.1:${addr.port}`;
   }
 
+  /**
+   * An API root of its own for one bot process (e.g. one gateway replica): the same bot, but
+   * the calls that come through it are recorded with `client` set to `name`.
+   */
+  async listenFor(name: string): Promise<string> {
+    let server = this.clientServers.get(name);
+    if (!server) {
+      server = await this.listen(name);
+      this.clientServers.set(name, server);
+    }
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  /** getUpdates polls ended with 409 because a newer one came (a healthy single poller has none). */
+  get conflicts(): PollConflict[] {
+    return this.polls.conflicts;
+  }
+
+  private async listen(client: string): Promise<Server> {
+    const server = createServer((req, res) => void this.handle(req, res, client));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return server;
+  }
+
   get bot() {
     return this.api.bot;
   }
 
   async close(): Promise<void> {
     this.updates.close();
-    const server = this.server;
+    const servers = [this.server, ...this.clientServers.values()];
     this.server = undefined;
-    if (!server) return;
-    await closeServer(server);
+    this.clientServers.clear();
+    for (const server of servers) if (server) await closeServer(server);
   }
 
   // ---- the user's side ----
@@ -293,7 +325,7 @@ export class FakeTelegram {
 
   // ---- HTTP ----
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async handle(req: IncomingMessage, res: ServerResponse, client: string): Promise<void> {
     const path = new URL(req.url ?? "/", "http://x").pathname;
     if (req.method === "GET" && path.startsWith("/file/")) return this.serveFile(path, res);
     const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(path);
@@ -307,10 +339,10 @@ export class FakeTelegram {
     if (!match) return reply(res, { ok: false, error_code: 404, description: "Not Found" }, 404);
     const [, token, method] = match as unknown as [string, string, string];
     if (token !== this.token) return reply(res, { ok: false, error_code: 401, description: "Unauthorized" }, 401);
-    const record: CallRecord = { method, at: Date.now(), params, status: 200 };
+    const record: CallRecord = { method, at: Date.now(), params, status: 200, client };
     this.calls.push(record);
     try {
-      const result = method === "getUpdates" ? await this.getUpdates(params, req) : this.dispatch(method, params, record);
+      const result = method === "getUpdates" ? await this.getUpdates(params, req, client) : this.dispatch(method, params, record);
       reply(res, { ok: true, result }, 200);
     } catch (err) {
       if (err instanceof RawReply) {
@@ -371,7 +403,7 @@ export class FakeTelegram {
     return this.api.call(method, params);
   }
 
-  private async getUpdates(params: Record<string, unknown>, req: IncomingMessage): Promise<Update[]> {
+  private async getUpdates(params: Record<string, unknown>, req: IncomingMessage, client: string): Promise<Update[]> {
     if (this.updates.webhook) {
       throw new ApiError(
         409,
@@ -385,24 +417,12 @@ export class FakeTelegram {
         fault.description ?? "Internal Server Error",
         fault.code === 429 ? { retry_after: fault.retryAfter ?? 1 } : undefined,
       );
-    const offset = Number(params.offset ?? 0);
-    const limit = Math.min(100, Number(params.limit ?? 100));
-    const deadline = Date.now() + Number(params.timeout ?? 0) * 1000;
-    let gone = false;
-    req.socket.once("close", () => {
-      gone = true;
-    });
-    for (;;) {
-      if (gone) return [];
-      const batch = this.updates.take(offset, limit);
-      if (batch.length > 0 || !this.server || Date.now() >= deadline) return batch;
-      await this.updates.wait(Math.min(250, deadline - Date.now()));
-    }
+    return this.polls.serve(params, req, client, () => !this.server);
   }
 
   private async runWebhookReply(call: Record<string, unknown>): Promise<void> {
     const { method, ...params } = call;
-    const record: CallRecord = { method: String(method), at: Date.now(), params, status: 200 };
+    const record: CallRecord = { method: String(method), at: Date.now(), params, status: 200, client: "webhook-reply" };
     this.calls.push(record);
     try {
       this.dispatch(String(method), params, record);

@@ -97,6 +97,11 @@ export class UpdateQueue {
     });
   }
 
+  /** Wakes every waiting poll, e.g. one another getUpdates just ended. */
+  wake(): void {
+    for (const w of [...this.waiters]) w();
+  }
+
   setWebhook(target: WebhookTarget | undefined, dropPending = false): void {
     this.webhookTarget = target;
     if (dropPending) this.items = [];

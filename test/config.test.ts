@@ -60,6 +60,12 @@ describe("config", () => {
     const file = tempConfig("server:\n  admin_token: adm-123456\nchannels:\n  telegram:\n    bot_token: 123:abcdef\n");
     const loaded = loadConfig({ file, env: {} });
     expect(loaded.secrets.sort()).toEqual(["123:abcdef", "adm-123456"]);
+    const withDb = loadConfig({
+      file: tempConfig("storage:\n  kind: postgres\n  url: postgres://antler:s%40cret-pw@db:5432/antler\n"),
+      env: {},
+    });
+    // The password of a URL is hidden in logs like any token; the URL's other parts are not secrets.
+    expect(withDb.secrets.sort()).toEqual(["s%40cret-pw", "s@cret-pw"]);
     expect(loaded.baseDir).toBe(path.dirname(file));
   });
 

@@ -131,6 +131,8 @@ export function collectSecrets(config: unknown): string[] {
   const walk = (value: unknown, key: string) => {
     if (typeof value === "string") {
       if (SECRET_KEY.test(key) && value.length >= 4) found.add(value);
+      // A URL may carry a password (storage.url: postgres://user:password@host/db).
+      for (const password of passwordsIn(value)) if (password.length >= 4) found.add(password);
       return;
     }
     if (Array.isArray(value)) for (const v of value) walk(v, key);
@@ -138,4 +140,17 @@ export function collectSecrets(config: unknown): string[] {
   };
   walk(config, "");
   return [...found];
+}
+
+/** The password of a URL with credentials (`scheme://user:password@host`), as written and decoded. */
+function passwordsIn(value: string): string[] {
+  if (!/^[a-z][a-z0-9+.-]*:\/\/[^/@\s]*:[^/@\s]*@/i.test(value)) return [];
+  try {
+    const raw = new URL(value).password;
+    if (!raw) return [];
+    const decoded = decodeURIComponent(raw);
+    return decoded === raw ? [raw] : [raw, decoded];
+  } catch {
+    return [];
+  }
 }

@@ -13,6 +13,8 @@ const ADMIN_URL = process.env.ANTLER_TEST_PG_URL ?? "postgres://postgres@127.0.0
 export interface ClusterDatabase {
   /** `storage.url` for every replica of the cluster. */
   url: string;
+  /** Connections open now: to this database, and to the whole server (which has a limit). */
+  connections(): Promise<{ ours: number; all: number }>;
   drop(): Promise<void>;
 }
 
@@ -25,16 +27,44 @@ export async function clusterDatabase(): Promise<ClusterDatabase> {
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
-    drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+    connections: async () => {
+      const [row] = await admin<{ ours: number; all: number }>(
+        "SELECT count(*) FILTER (WHERE datname = $1)::int AS ours, count(*)::int AS all FROM pg_stat_activity WHERE backend_type = 'client backend'",
+        [name],
+      );
+      return row ?? { ours: 0, all: 0 };
+    },
+    drop: async () => {
+      await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
   };
 }
 
-async function admin(sql: string): Promise<void> {
+async function admin<T extends pg.QueryResultRow>(sql: string, values: unknown[] = []): Promise<T[]> {
   const client = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 5_000 });
   await client.connect();
   try {
-    await client.query(sql);
+    return (await client.query<T>(sql, values)).rows;
   } finally {
     await client.end();
   }
+}
+
+/** Samples the connections while a scenario runs; `stop()` gives the peaks. */
+export function watchConnections(db: ClusterDatabase, everyMs = 500): { stop(): { ours: number; all: number } } {
+  const peak = { ours: 0, all: 0 };
+  const timer = setInterval(() => {
+    db.connections()
+      .then((now) => {
+        peak.ours = Math.max(peak.ours, now.ours);
+        peak.all = Math.max(peak.all, now.all);
+      })
+      .catch(() => undefined);
+  }, everyMs);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return { ...peak };
+    },
+  };
 }

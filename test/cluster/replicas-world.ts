@@ -64,10 +64,10 @@ export abstract class Users {
     return this.ledger.evaluate((chat) => this.view(chat));
   }
 
-  /** Whether every message sent so far shows its complete reply. */
-  allAnswered(): boolean {
+  /** Whether every message sent so far shows its complete reply (or, with `notices`, a notice in its place). */
+  allAnswered(notices = false): boolean {
     const o = this.evaluate();
-    return o.answeredOnce + o.duplicates === o.messages && o.byNotice === 0;
+    return o.lost === 0 && (notices || o.byNotice === 0);
   }
 
   /**

@@ -48,6 +48,8 @@ export interface ClusterOptions {
   /** `channels:` of one replica (each may get its own API root or webhook URL). */
   channels: (replica: ReplicaSpec) => Record<string, unknown> | Promise<Record<string, unknown>>;
   gateway?: Record<string, unknown>;
+  /** `storage.pool_size` of each replica (the server's connection limit is shared by all of them). */
+  poolSize?: number;
   /** Keep the temp folder (logs) after close. */
   keepLogs?: boolean;
 }
@@ -188,7 +190,11 @@ export class ReplicaCluster {
     mkdirSync(dir);
     const config = {
       server: { host: "127.0.0.1", port, admin_token: ADMIN_TOKEN },
-      storage: { kind: "postgres", url: this.options.databaseUrl },
+      storage: {
+        kind: "postgres",
+        url: this.options.databaseUrl,
+        ...(this.options.poolSize !== undefined ? { pool_size: this.options.poolSize } : {}),
+      },
       logging: { level: "warn", format: "json" },
       models: [
         {

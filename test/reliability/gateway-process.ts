@@ -91,13 +91,18 @@ export class GatewayProcess {
   }
 
   async channelReports(): Promise<Array<{ name: string; state: string }> | undefined> {
+    return (await this.adminJson<{ channels: Array<{ name: string; state: string }> }>("/api/channels"))?.channels;
+  }
+
+  /** GET of an admin route (e.g. `/api/channels`) with the admin token; undefined unless a 2xx came in time. */
+  async adminJson<T>(route: string, timeoutMs = 2_000): Promise<T | undefined> {
     try {
-      const res = await fetch(`${this.url}/api/channels`, {
+      const res = await fetch(`${this.url}${route}`, {
         headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-        signal: AbortSignal.timeout(2_000),
+        signal: AbortSignal.timeout(timeoutMs),
       });
       if (!res.ok) return undefined;
-      return ((await res.json()) as { channels: Array<{ name: string; state: string }> }).channels;
+      return (await res.json()) as T;
     } catch {
       return undefined;
     }

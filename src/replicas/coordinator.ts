@@ -106,7 +106,8 @@ export class Coordinator {
 
   /** Creates the tables (safe when several replicas start at once), registers this replica and starts its heartbeat. */
   static async open(options: CoordinatorOptions): Promise<Coordinator> {
-    const pool = openPool(options.connection);
+    // Heartbeats and leases are small, quick statements: a few connections serve them.
+    const pool = openPool({ ...options.connection, poolSize: Math.min(options.connection.poolSize ?? 4, 4) });
     try {
       await migrate(pool, "replicas", SCHEMA);
       const coordinator = new Coordinator(pool, options);

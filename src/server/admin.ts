@@ -330,8 +330,10 @@ export function mountAdmin(server: HttpServer, source: AdminSource, options: Adm
     "/",
     guarded(async (_req, res, _params, caller) => {
       const agents = (await probedAgents()).filter((a) => sees(caller, a.tenant));
+      const mine = (name: string) => sees(caller, source.tenantOf(name));
+      const replicas = (await source.replicas().catch(() => [])).map((r) => ({ ...r, leads: r.leads.filter(mine) }));
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-      res.end(renderStatusPage(reports(caller), { version: options.version, startedAt: source.startedAt, agents }));
+      res.end(renderStatusPage(reports(caller), { version: options.version, startedAt: source.startedAt, agents, replicas }));
     }),
     OPEN,
   );

@@ -91,7 +91,7 @@ function summary(reports: ChannelReport[], agents: PageAgent[]): { ok: boolean; 
 
 export function renderStatusPage(
   reports: ChannelReport[],
-  info: { version: string; startedAt: number; refreshSeconds?: number; agents?: PageAgent[] },
+  info: { version: string; startedAt: number; refreshSeconds?: number; agents?: PageAgent[]; replicas?: PageReplica[] },
 ): string {
   const now = Date.now();
   const refresh = info.refreshSeconds ?? 5;
@@ -152,6 +152,34 @@ ${rows}
 ${agentRows}
 </tbody>
 </table>
+${replicaSection(info.replicas ?? [], now)}
 </body>
 </html>`;
+}
+
+/** A gateway process sharing the store, as the page lists it. */
+export interface PageReplica {
+  id: string;
+  host: string;
+  pid: number;
+  heartbeat_at: string;
+  leads: string[];
+}
+
+/** With several replicas on one PostgreSQL: each, and the channels it runs alone. Nothing for one process. */
+function replicaSection(replicas: PageReplica[], now: number): string {
+  if (replicas.length < 2) return "";
+  const rows = replicas
+    .map(
+      (r) => `<tr data-replica="${esc(r.id)}"><td><b>${esc(r.id)}</b><div class="muted">${esc(r.host)} pid ${r.pid}</div></td>
+  <td>${r.leads.length ? esc(r.leads.join(", ")) : '<span class="muted">none</span>'}</td><td>${ago(r.heartbeat_at, now)}</td></tr>`,
+    )
+    .join("\n");
+  return `<h2>Replicas</h2>
+<table>
+<thead><tr><th>Replica</th><th>Runs alone</th><th>Last heartbeat</th></tr></thead>
+<tbody>
+${rows}
+</tbody>
+</table>`;
 }

@@ -121,7 +121,12 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   const port = options.port ?? (await freePort());
   const config = AppConfigSchema.parse({
     server: { host: "127.0.0.1", port, ...options.server },
-    storage: { path: path.join(dir, "antler.db"), ...options.storage },
+    // Test gateways on PostgreSQL share the server's connection limit with every other test.
+    storage: {
+      path: path.join(dir, "antler.db"),
+      ...(options.storage?.kind === "postgres" ? { pool_size: 3 } : {}),
+      ...options.storage,
+    },
     logging: { level: "silent" },
     models: [{ ...mockModelConfig(model), max_retries: 0, ...options.modelConfig }, ...(options.models ?? [])],
     agent: options.agent ?? {},

@@ -236,7 +236,9 @@ describe("dingtalk http callback mode", () => {
     expect(rig.inbox.map((m) => m.text)).toEqual(["signed"]);
     expect(rig.channel.status()).toMatchObject({ state: "running", connected: true, mode: "webhook" });
     await rig.channel.stop();
+    // The route is down: 503 + Retry-After (the platform delivers again), nothing handled.
     const res = await fetch(rig.fake.callbackUrl, { method: "POST", body: "{}" });
-    expect(res.status).toBe(404);
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBeTruthy();
   });
 });

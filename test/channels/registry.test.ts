@@ -56,6 +56,7 @@ describe("channel registry", () => {
       "lark",
       "slack",
       "telegram",
+      "web",
     ]);
   });
 

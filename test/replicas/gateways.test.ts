@@ -47,6 +47,11 @@ describe("two replicas on PostgreSQL", () => {
       ["replica-b", []],
     ]);
 
+    const page = await (await fetch(`${a.url}/`)).text();
+    expect(page).toContain('<tr data-replica="replica-a">');
+    expect(page).toContain('<tr data-replica="replica-b">');
+    expect(page).toMatch(/replica replica-a runs this channel/);
+
     model.enqueue({ text: "First answer." });
     await driver.userSays("hello");
     await eventually(() => driver?.botMessages().some((m) => m.text === "First answer."), 15_000, "the first answer");

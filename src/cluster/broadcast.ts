@@ -16,6 +16,8 @@ export const MAX_PAYLOAD_BYTES = 7_168;
 interface Envelope {
   topic: string;
   from: string;
+  /** The sender's schema: deployments side by side in one database (other search paths) never hear each other. */
+  scope: string;
   payload: unknown;
 }
 
@@ -25,6 +27,7 @@ export class Broadcaster {
   private reconnect: NodeJS.Timeout | undefined;
   private failures = 0;
   private closed = false;
+  private scope = "";
 
   constructor(
     private readonly pool: pg.Pool,
@@ -39,6 +42,8 @@ export class Broadcaster {
     try {
       client.on("notification", (msg) => this.deliver(msg.channel, msg.payload));
       client.on("error", (err) => this.dropped(client, err));
+      const { rows } = await client.query<{ scope: string }>("SELECT current_schema() AS scope");
+      this.scope = rows[0]?.scope ?? "";
       await client.query(`LISTEN ${this.channel}`);
     } catch (err) {
       client.release(true);
@@ -53,7 +58,7 @@ export class Broadcaster {
 
   /** Sends `payload` (JSON) to every replica listening, this one included. */
   async send(topic: string, payload: unknown): Promise<void> {
-    const text = JSON.stringify({ topic, from: this.replica, payload } satisfies Envelope);
+    const text = JSON.stringify({ topic, from: this.replica, scope: this.scope, payload } satisfies Envelope);
     const bytes = Buffer.byteLength(text);
     if (bytes > MAX_PAYLOAD_BYTES) {
       throw new ClusterError(
@@ -103,6 +108,7 @@ export class Broadcaster {
       this.logger.warn({ channel }, "ignored a notification that is not JSON");
       return;
     }
+    if (envelope.scope !== this.scope) return;
     for (const handler of this.handlers.get(envelope.topic) ?? []) {
       try {
         handler(envelope.payload, envelope.from);

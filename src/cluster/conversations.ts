@@ -14,7 +14,7 @@ import { msInterval } from "./replicas.js";
 import type { LeasedWork } from "./types.js";
 
 const ACQUIRE = `
-INSERT INTO antler_conversation_leases AS l (tenant, key, replica, acquired_at, expires_at)
+INSERT INTO antler_cluster_conversation_leases AS l (tenant, key, replica, acquired_at, expires_at)
 VALUES ($2, $3, $4, now(), now() + ${msInterval(1)})
 ON CONFLICT (tenant, key) DO UPDATE SET
   replica = EXCLUDED.replica, acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at
@@ -22,7 +22,7 @@ WHERE l.replica = EXCLUDED.replica OR l.expires_at <= now()
 RETURNING replica`;
 
 const RENEW = `
-UPDATE antler_conversation_leases SET expires_at = now() + ${msInterval(1)}
+UPDATE antler_cluster_conversation_leases SET expires_at = now() + ${msInterval(1)}
 WHERE tenant = $2 AND key = $3 AND replica = $4`;
 
 export interface ConversationTimings {
@@ -80,7 +80,7 @@ export class ConversationLeases {
   /** Whether another replica holds the conversation's lease now (an expired lease counts as free). */
   async heldElsewhere(tenant: string, key: string): Promise<boolean> {
     const { rowCount } = await this.ctx.pool.query(
-      "SELECT 1 FROM antler_conversation_leases WHERE tenant = $1 AND key = $2 AND replica <> $3 AND expires_at > now()",
+      "SELECT 1 FROM antler_cluster_conversation_leases WHERE tenant = $1 AND key = $2 AND replica <> $3 AND expires_at > now()",
       [tenant, key, this.ctx.replica],
     );
     return (rowCount ?? 0) > 0;
@@ -130,11 +130,10 @@ export class ConversationLeases {
 
   private async release(tenant: string, key: string): Promise<void> {
     try {
-      await this.ctx.pool.query("DELETE FROM antler_conversation_leases WHERE tenant = $1 AND key = $2 AND replica = $3", [
-        tenant,
-        key,
-        this.ctx.replica,
-      ]);
+      await this.ctx.pool.query(
+        "DELETE FROM antler_cluster_conversation_leases WHERE tenant = $1 AND key = $2 AND replica = $3",
+        [tenant, key, this.ctx.replica],
+      );
       this.released(tenant, key);
     } catch (err) {
       this.ctx.logger.warn({ err, key }, "could not release a conversation lease; it runs out on its own");

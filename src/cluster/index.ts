@@ -114,7 +114,7 @@ export class Cluster {
   /** The replica holding `channel`'s lease now, or null when none does (database view). */
   async leaderOf(channel: string): Promise<string | null> {
     const { rows } = await this.pool.query<{ replica: string }>(
-      "SELECT replica FROM antler_channel_leases WHERE channel = $1 AND expires_at > now()",
+      "SELECT replica FROM antler_cluster_channel_leases WHERE channel = $1 AND expires_at > now()",
       [channel],
     );
     return rows[0]?.replica ?? null;
@@ -123,7 +123,7 @@ export class Cluster {
   /** Every channel with a live lease, and the replica holding it. */
   async leaders(): Promise<Map<string, string>> {
     const { rows } = await this.pool.query<{ channel: string; replica: string }>(
-      "SELECT channel, replica FROM antler_channel_leases WHERE expires_at > now() ORDER BY channel",
+      "SELECT channel, replica FROM antler_cluster_channel_leases WHERE expires_at > now() ORDER BY channel",
     );
     return new Map(rows.map((r) => [r.channel, r.replica]));
   }

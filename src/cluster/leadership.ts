@@ -15,7 +15,7 @@ import { msInterval } from "./replicas.js";
 import type { Leadership, LeadershipListener } from "./types.js";
 
 const ACQUIRE = `
-INSERT INTO antler_channel_leases AS l (channel, replica, acquired_at, expires_at)
+INSERT INTO antler_cluster_channel_leases AS l (channel, replica, acquired_at, expires_at)
 VALUES ($2, $3, now(), now() + ${msInterval(1)})
 ON CONFLICT (channel) DO UPDATE SET
   replica = EXCLUDED.replica,
@@ -81,7 +81,7 @@ export class ChannelLeadership implements Leadership {
     if (this.told) this.tell(false);
     await this.calls;
     try {
-      await this.ctx.pool.query("DELETE FROM antler_channel_leases WHERE channel = $1 AND replica = $2", [
+      await this.ctx.pool.query("DELETE FROM antler_cluster_channel_leases WHERE channel = $1 AND replica = $2", [
         this.channel,
         this.ctx.replica,
       ]);

@@ -1,5 +1,5 @@
 /**
- * This replica's row in `antler_replicas`: registered at open, its heartbeat moved forward on
+ * This replica's row in `antler_cluster_replicas`: registered at open, its heartbeat moved forward on
  * every tick, deleted on a graceful close. Liveness is "heartbeat newer than deadAfter by the
  * database's clock".
  */
@@ -23,7 +23,7 @@ export class ReplicaRegistry {
   /** Inserts or refreshes this replica's row; a row another run left under the same id is taken over. */
   async register(): Promise<void> {
     await this.pool.query(
-      `INSERT INTO antler_replicas (id, host, pid, admin_url, started_at, heartbeat_at)
+      `INSERT INTO antler_cluster_replicas (id, host, pid, admin_url, started_at, heartbeat_at)
        VALUES ($1, $2, $3, $4, now(), now())
        ON CONFLICT (id) DO UPDATE SET host = EXCLUDED.host, pid = EXCLUDED.pid, admin_url = EXCLUDED.admin_url,
          started_at = EXCLUDED.started_at, heartbeat_at = EXCLUDED.heartbeat_at`,
@@ -33,10 +33,12 @@ export class ReplicaRegistry {
 
   /** Moves the heartbeat forward; re-registers when the row is gone (another replica forgot us while we were cut off). */
   async heartbeat(): Promise<void> {
-    const { rowCount } = await this.pool.query("UPDATE antler_replicas SET heartbeat_at = now() WHERE id = $1", [this.id]);
+    const { rowCount } = await this.pool.query("UPDATE antler_cluster_replicas SET heartbeat_at = now() WHERE id = $1", [
+      this.id,
+    ]);
     if (rowCount === 0) await this.register();
     // Leases of conversations nobody came back to stay behind when their holder died; sweep old ones.
-    await this.pool.query("DELETE FROM antler_conversation_leases WHERE expires_at < now() - interval '1 minute'");
+    await this.pool.query("DELETE FROM antler_cluster_conversation_leases WHERE expires_at < now() - interval '1 minute'");
   }
 
   /** Live replicas, oldest first, with the channels each leads. */
@@ -44,8 +46,8 @@ export class ReplicaRegistry {
     const { rows } = await this.pool.query<ReplicaRow>(
       `SELECT r.id, r.host, r.pid, r.admin_url, r.started_at, r.heartbeat_at,
          COALESCE(array_agg(l.channel ORDER BY l.channel) FILTER (WHERE l.channel IS NOT NULL), '{}') AS leads
-       FROM antler_replicas r
-       LEFT JOIN antler_channel_leases l ON l.replica = r.id AND l.expires_at > now()
+       FROM antler_cluster_replicas r
+       LEFT JOIN antler_cluster_channel_leases l ON l.replica = r.id AND l.expires_at > now()
        WHERE r.heartbeat_at > now() - ${msInterval(1)}
        GROUP BY r.id ORDER BY r.started_at, r.id`,
       [this.deadAfterMs],
@@ -64,7 +66,7 @@ export class ReplicaRegistry {
   /** Ids of registered replicas whose heartbeat stopped (crashed or cut off), oldest silence first. */
   async dead(): Promise<string[]> {
     const { rows } = await this.pool.query<{ id: string }>(
-      `SELECT id FROM antler_replicas WHERE heartbeat_at <= now() - ${msInterval(1)} ORDER BY heartbeat_at, id`,
+      `SELECT id FROM antler_cluster_replicas WHERE heartbeat_at <= now() - ${msInterval(1)} ORDER BY heartbeat_at, id`,
       [this.deadAfterMs],
     );
     return rows.map((r) => r.id);
@@ -73,7 +75,7 @@ export class ReplicaRegistry {
   /** Deletes a dead replica's row once its work was taken over; false if it is alive again (or gone). */
   async forget(id: string): Promise<boolean> {
     const { rowCount } = await this.pool.query(
-      `DELETE FROM antler_replicas WHERE id = $2 AND heartbeat_at <= now() - ${msInterval(1)}`,
+      `DELETE FROM antler_cluster_replicas WHERE id = $2 AND heartbeat_at <= now() - ${msInterval(1)}`,
       [this.deadAfterMs, id],
     );
     return (rowCount ?? 0) > 0;
@@ -84,9 +86,9 @@ export class ReplicaRegistry {
     const client = await this.pool.connect();
     try {
       await client.query("BEGIN");
-      await client.query("DELETE FROM antler_channel_leases WHERE replica = $1", [this.id]);
-      await client.query("DELETE FROM antler_conversation_leases WHERE replica = $1", [this.id]);
-      await client.query("DELETE FROM antler_replicas WHERE id = $1", [this.id]);
+      await client.query("DELETE FROM antler_cluster_channel_leases WHERE replica = $1", [this.id]);
+      await client.query("DELETE FROM antler_cluster_conversation_leases WHERE replica = $1", [this.id]);
+      await client.query("DELETE FROM antler_cluster_replicas WHERE id = $1", [this.id]);
       await client.query("COMMIT");
     } catch (err) {
       await client.query("ROLLBACK").catch(() => undefined);

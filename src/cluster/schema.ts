@@ -12,7 +12,7 @@ export const SCHEMA_NAME = "cluster";
 
 export const STEPS: readonly MigrationStep[] = [
   `
-CREATE TABLE antler_replicas (
+CREATE TABLE antler_cluster_replicas (
   id text PRIMARY KEY,
   host text NOT NULL,
   pid integer NOT NULL,
@@ -21,14 +21,14 @@ CREATE TABLE antler_replicas (
   heartbeat_at timestamptz NOT NULL DEFAULT now()
 );
 
-CREATE TABLE antler_channel_leases (
+CREATE TABLE antler_cluster_channel_leases (
   channel text PRIMARY KEY,
   replica text NOT NULL,
   acquired_at timestamptz NOT NULL,
   expires_at timestamptz NOT NULL
 );
 
-CREATE TABLE antler_conversation_leases (
+CREATE TABLE antler_cluster_conversation_leases (
   tenant text NOT NULL,
   key text NOT NULL,
   replica text NOT NULL,
@@ -36,6 +36,6 @@ CREATE TABLE antler_conversation_leases (
   expires_at timestamptz NOT NULL,
   PRIMARY KEY (tenant, key)
 );
-CREATE INDEX antler_conversation_leases_expiry ON antler_conversation_leases (expires_at);
+CREATE INDEX antler_cluster_conversation_leases_expiry ON antler_cluster_conversation_leases (expires_at);
 `,
 ];

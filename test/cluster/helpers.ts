@@ -49,7 +49,7 @@ const replicas: Replica[] = [];
 
 /** Opens a replica on a pool of its own. */
 export async function openReplica(url: string, options: ClusterOptions = FAST, poolUrl = url): Promise<Cluster> {
-  const pool = openPool({ url: poolUrl, poolSize: 6 });
+  const pool = openPool({ url: poolUrl, poolSize: 3 });
   const cluster = await Cluster.open(pool, options);
   replicas.push({ cluster, pool });
   return cluster;

@@ -50,7 +50,7 @@ describe("two replicas on PostgreSQL", () => {
     const page = await (await fetch(`${a.url}/`)).text();
     expect(page).toContain('<tr data-replica="replica-a">');
     expect(page).toContain('<tr data-replica="replica-b">');
-    expect(page).toMatch(/replica replica-a runs this channel/);
+    expect(await (await fetch(`${b.url}/`)).text()).toMatch(/replica replica-a runs this channel/);
 
     model.enqueue({ text: "First answer." });
     await driver.userSays("hello");

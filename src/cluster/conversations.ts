@@ -68,11 +68,12 @@ export class ConversationLeases {
 
   /**
    * Stops renewing every held lease, leaving the rows to whoever stops the cluster (a graceful
-   * close deletes them all at once; a halt leaves them to expire), and ends every wait.
+   * close deletes them all at once; a halt leaves them to expire), and ends every wait. With a
+   * reason, works still running are told their lease is lost.
    */
-  stop(): void {
+  stop(reason?: string): void {
     this.stopped = true;
-    for (const keeper of this.keepers) keeper.stop();
+    for (const keeper of this.keepers) keeper.stop(reason);
     this.keepers.clear();
     for (const set of this.waiters.values()) for (const wake of set) wake();
   }
@@ -162,7 +163,8 @@ class LeaseKeeper {
     this.timer = setTimeout(() => this.renew(), timings.renewMs);
   }
 
-  stop(): void {
+  stop(reason?: string): void {
+    if (reason !== undefined && !this.stopped) this.lost.abort(new Error(`the conversation lease was lost: ${reason}`));
     this.stopped = true;
     clearTimeout(this.timer);
     clearTimeout(this.deadline);

@@ -6,6 +6,8 @@ export type ClusterErrorCode =
   | "cluster_options"
   /** A broadcast's payload is larger than NOTIFY carries. */
   | "broadcast_too_large"
+  /** A call the cluster cannot honour as made (a second `lead` of one channel, a reserved topic). */
+  | "cluster_usage"
   /** The cluster was closed (or halted) before the call could finish. */
   | "cluster_closed";
 

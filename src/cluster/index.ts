@@ -99,12 +99,12 @@ export class Cluster {
    * not be renewed before it would have run out): the channel's connection must stop then.
    */
   lead(channel: string, onChange: LeadershipListener): Leadership {
-    this.assertOpen();
-    if (this.leaderships.has(channel)) throw new Error(`[antler] [cluster] this replica already competes for ${channel}`);
+    if (this.state !== "open") throw closedError();
+    if (this.leaderships.has(channel)) throw new ClusterError("cluster_usage", `this replica already competes for ${channel}`);
     const timings = { ttlMs: this.options.leaderTtlMs, everyMs: this.options.heartbeatMs };
-    const leadership = new ChannelLeadership(this.leaseContext(), channel, onChange, timings, (c) => {
-      if (this.leaderships.get(c) === leadership) this.leaderships.delete(c);
-      this.announce(CHANNEL_RELEASED, { channel: c });
+    const leadership = new ChannelLeadership(this.leaseContext(), channel, onChange, timings, (released) => {
+      if (this.leaderships.get(channel) === leadership) this.leaderships.delete(channel);
+      if (released) void this.announce(CHANNEL_RELEASED, { channel });
     });
     this.leaderships.set(channel, leadership);
     leadership.start();
@@ -135,7 +135,7 @@ export class Cluster {
    * `signal` ends the wait (not the work, which gets its own signal for a lost lease).
    */
   withConversation<T>(tenant: string, key: string, work: LeasedWork<T>, signal?: AbortSignal): Promise<T> {
-    this.assertOpen();
+    if (this.state !== "open") return Promise.reject(closedError());
     return this.conversations.run(tenant, key, work, signal);
   }
 
@@ -159,8 +159,10 @@ export class Cluster {
 
   /** Sends `payload` (JSON, at most MAX_PAYLOAD_BYTES) to every other live replica. */
   broadcast(topic: string, payload: unknown): Promise<void> {
-    this.assertOpen();
-    if (topic.startsWith(INTERNAL)) throw new Error(`[antler] [cluster] topics starting ${INTERNAL} are the cluster's own`);
+    if (this.state !== "open") return Promise.reject(closedError());
+    if (topic.startsWith(INTERNAL)) {
+      return Promise.reject(new ClusterError("cluster_usage", `topics starting ${INTERNAL} are the cluster's own`));
+    }
     return this.broadcaster.send(topic, payload);
   }
 
@@ -180,7 +182,7 @@ export class Cluster {
     if (this.state !== "open") return;
     this.state = "closing";
     await Promise.all([...this.leaderships.values()].map((l) => l.resign()));
-    this.conversations.stop();
+    this.conversations.stop("the replica is closing");
     await this.heartbeat.stop();
     try {
       await this.registry.unregister();
@@ -229,8 +231,8 @@ export class Cluster {
   private async announce(topic: string, payload: unknown): Promise<void> {
     await this.broadcaster.send(topic, payload).catch((err) => this.options.logger.debug({ err, topic }, "could not announce"));
   }
+}
 
-  private assertOpen(): void {
-    if (this.state !== "open") throw new ClusterError("cluster_closed", "the cluster is closed");
-  }
+function closedError(): ClusterError {
+  return new ClusterError("cluster_closed", "the cluster is closed");
 }

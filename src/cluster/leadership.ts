@@ -48,7 +48,8 @@ export class ChannelLeadership implements Leadership {
     readonly channel: string,
     private readonly listener: LeadershipListener,
     private readonly timings: LeadershipTimings,
-    private readonly released: (channel: string) => void,
+    /** Called once the loop has ended for good (resigned), with whether the lease row was deleted. */
+    private readonly onEnd: (released: boolean) => void,
   ) {
     this.margin = Math.min(1_000, Math.floor(timings.ttlMs / 6));
     this.loop = new Loop(
@@ -85,9 +86,10 @@ export class ChannelLeadership implements Leadership {
         this.channel,
         this.ctx.replica,
       ]);
-      this.released(this.channel);
+      this.onEnd(true);
     } catch (err) {
       this.ctx.logger.warn({ err, channel: this.channel }, "could not release a channel lease; it runs out on its own");
+      this.onEnd(false);
     }
   }
 

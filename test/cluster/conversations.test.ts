@@ -192,9 +192,18 @@ describe("conversation leases", () => {
     }
   });
 
-  it("refuses new work once closed", async () => {
+  it("tells running work its lease is gone on close, and refuses new work after", async () => {
     const a = await openReplica(db.url(), FAST);
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    const running = a.withConversation("t1", "x", async (signal) => {
+      entered();
+      await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve()));
+      return signal.reason as Error;
+    });
+    await inside;
     await a.close();
-    expect(() => a.withConversation("t1", "x", async () => undefined)).toThrow(ClusterError);
+    expect((await running).message).toMatch(/closing/);
+    await expect(a.withConversation("t1", "x", async () => undefined)).rejects.toThrow(ClusterError);
   });
 });

@@ -102,9 +102,9 @@ export class TelegramUsers extends Users {
     return { id: 700_000 + n, first_name: `User${n}`, username: `user_${n}` };
   }
 
-  send(n: number, id: string, kind: Kind): void {
+  send(n: number, id: string, kind: Kind, answer?: string): void {
     const user = this.user(n);
-    this.record(String(user.id), id, kind);
+    this.record(String(user.id), id, kind, answer);
     this.fake.dm(user, `${id} ${kind}`);
   }
 

@@ -321,4 +321,42 @@ describe("three replicas on PostgreSQL: the Telegram leader dies mid-stream", ()
     expect(listed?.map((e) => e.pid).sort()).toEqual(others.map((r) => r.pid).sort());
     expect(listed?.find((e) => e.pid === next.pid)?.leads).toContain("telegram");
   }, 150_000);
+
+  it("Telegram: a question asked on the leader is answered after a clean stop (SIGTERM) handed polling to another replica", async () => {
+    const { telegram, cluster } = world as World;
+    const users = new TelegramUsers(telegram);
+    const n = 900;
+    const id = `q${n}`;
+    const chat = String(users.user(n).id);
+    const asker = await cluster.waitLeader("telegram", 15_000);
+    users.send(n, id, "ask", `Blue ${id}`);
+    const asked = await until(
+      () => telegram.botMessages(Number(chat)).some((m) => m.keyboard.flat().some((b) => b.text === `Blue ${id}`)),
+      30_000,
+      100,
+    );
+    expect(asked, "the question").toBe(true);
+    expect(users.writers(chat)).toEqual([asker.name]);
+    const stoppedAt = Date.now();
+    const exit = await asker.process.kill("SIGTERM", 15_000);
+    expect(exit).toMatchObject({ code: 0, asked: "SIGTERM" });
+    const answerer = await cluster.waitLeader("telegram", 15_000, asker);
+    const handoverMs = Date.now() - stoppedAt;
+    const clickedAt = Date.now();
+    telegram.click(Number(chat), users.user(n), `Blue ${id}`);
+    await settle(users, 30_000);
+    const o = users.evaluate();
+    log("question across a clean stop:", {
+      asker: asker.name,
+      answerer: answerer.name,
+      handoverMs,
+      answeredOnce: o.answeredOnce,
+      lost: o.lost,
+      duplicates: o.duplicates,
+      chat: users.view(chat).map((m) => m.text),
+    });
+    expect(o, cluster.evidence().join("\n")).toMatchObject({ messages: 1, answeredOnce: 1, byNotice: 0, lost: 0, duplicates: 0 });
+    expect(users.writers(chat, clickedAt)).toEqual([answerer.name]);
+    expect(cluster.crashes).toBe(0);
+  }, 90_000);
 });

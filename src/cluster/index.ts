@@ -66,10 +66,15 @@ export class Cluster {
     const cluster = new Cluster(pool, resolveOptions(options));
     await migrate(pool, SCHEMA_NAME, STEPS);
     await cluster.registry.register();
-    await cluster.broadcaster.start();
+    try {
+      await cluster.broadcaster.start();
+    } catch (err) {
+      await cluster.registry.unregister().catch(() => undefined);
+      throw err;
+    }
     cluster.listenInternally();
     cluster.heartbeat.start();
-    options.logger?.info({ replica: cluster.id }, "replica registered in the cluster");
+    cluster.options.logger.info({ replica: cluster.id }, "replica registered in the cluster");
     return cluster;
   }
 

@@ -130,7 +130,7 @@ describe("broadcast", () => {
     expect(heard).toEqual(["a2"]);
   });
 
-  it("listens again after its connection was cut", async () => {
+  it("listens again after the server ended every connection", async () => {
     const [a, b] = await Promise.all([
       openReplica(db.url(), { ...FAST, replicaId: "cut-listener" }),
       openReplica(db.url(), FAST),
@@ -140,8 +140,9 @@ describe("broadcast", () => {
     const admin = new pg.Client({ connectionString: db.url() });
     await admin.connect();
     try {
+      // As a server restart or failover would: the listening connection goes with the rest.
       const { rowCount } = await admin.query(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()",
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
       );
       expect(rowCount).toBeGreaterThan(0);
     } finally {
@@ -149,13 +150,14 @@ describe("broadcast", () => {
     }
     await waitFor(
       async () => {
-        await b.broadcast("ping", heard.length);
+        await b.broadcast("ping", heard.length).catch(() => undefined);
         await sleep(100);
         return heard.length > 0;
       },
       10_000,
       "a broadcast to arrive after the reconnect",
     );
+    expect((await b.replicas()).map((r) => r.id)).toContain("cut-listener");
   });
 });
 

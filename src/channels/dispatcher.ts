@@ -61,7 +61,7 @@ export interface DispatcherOptions {
   replicas?: ReplicaCoordinator;
 }
 
-/** What the dispatcher needs from the replica coordination (src/cluster). */
+/** What the dispatcher needs from the replica coordination (src/replicas). */
 export interface ReplicaCoordinator {
   /** Runs `work` while this replica holds the conversation's lease, waiting while another holds it. */
   withConversation<T>(tenant: string, key: string, work: () => Promise<T>): Promise<T>;

@@ -17,7 +17,7 @@
 import { hostname } from "node:os";
 import pg from "pg";
 import type { Logger } from "../log/logger.js";
-import { migrate, openPool, type PostgresConnection } from "../storage/postgres.js";
+import { migrate, type PostgresConnection } from "../storage/postgres.js";
 
 const CHANNEL = "antler_replicas";
 
@@ -79,6 +79,7 @@ export class Coordinator {
   private readonly leaseMs: number;
   private readonly deadAfterMs: number;
   private timer: NodeJS.Timeout | undefined;
+  private guard: NodeJS.Timeout | undefined;
   private listener: pg.Client | undefined;
   private closed = false;
   /** Channels this replica wants to lead, with what to tell when it gains or loses one. */
@@ -106,17 +107,30 @@ export class Coordinator {
 
   /** Creates the tables (safe when several replicas start at once), registers this replica and starts its heartbeat. */
   static async open(options: CoordinatorOptions): Promise<Coordinator> {
-    // Heartbeats and leases are small, quick statements: a few connections serve them.
-    const pool = openPool({ ...options.connection, poolSize: Math.min(options.connection.poolSize ?? 4, 4) });
+    const heartbeatMs = options.heartbeatMs ?? 1_500;
+    // Heartbeats and leases are small, quick statements: a few connections serve them, and one
+    // that hangs (a silent network) is given up well within a lease, so the next beat can try.
+    const pool = new pg.Pool({
+      connectionString: options.connection.url,
+      max: Math.min(options.connection.poolSize ?? 4, 4),
+      idleTimeoutMillis: 10_000,
+      connectionTimeoutMillis: heartbeatMs * 2,
+      query_timeout: heartbeatMs * 2,
+    });
+    pool.on("error", () => undefined);
     try {
       await migrate(pool, "replicas", SCHEMA);
       const coordinator = new Coordinator(pool, options);
       await coordinator.register();
       await coordinator.listen();
       coordinator.timer = setInterval(() => {
+        coordinator.stepDownIfExpired();
         coordinator.tick = coordinator.tick.then(() => coordinator.beat());
       }, coordinator.heartbeatMs);
       coordinator.timer.unref();
+      // Checked on its own timer: a beat stuck on a silent network must not keep a lapsed leader running.
+      coordinator.guard = setInterval(() => coordinator.stepDownIfExpired(), Math.min(250, coordinator.heartbeatMs / 2));
+      coordinator.guard.unref();
       return coordinator;
     } catch (err) {
       await pool.end().catch(() => undefined);
@@ -183,6 +197,16 @@ export class Coordinator {
     const until = this.leading.get(channel);
     // Taken by another replica, or not renewed in time: stop before two processes run the bot.
     if (until !== undefined && (holder !== undefined || Date.now() >= until)) {
+      this.leading.delete(channel);
+      this.tell(channel, false);
+    }
+  }
+
+  /** Gives up every channel whose last renewal has run out, whatever the database is doing. */
+  private stepDownIfExpired(): void {
+    const now = Date.now();
+    for (const [channel, until] of this.leading) {
+      if (now < until) continue;
       this.leading.delete(channel);
       this.tell(channel, false);
     }
@@ -395,6 +419,7 @@ export class Coordinator {
     if (this.closed) return;
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.guard) clearInterval(this.guard);
     await this.tick.catch(() => undefined);
     this.candidates.clear();
     this.leading.clear();
@@ -414,6 +439,7 @@ export class Coordinator {
   async halt(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.guard) clearInterval(this.guard);
     await this.listener?.end().catch(() => undefined);
     await this.pool.end().catch(() => undefined);
   }

@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { Coordinator } from "../../src/replicas/coordinator.js";
 import { eventually, sleep, testLogger } from "../../src/testing/gateway.js";
+import { PartitionProxy } from "../helpers/partition-proxy.js";
 import { freshSchema } from "../helpers/postgres.js";
 
 const open: Coordinator[] = [];
@@ -48,6 +49,31 @@ describe("replica coordination", () => {
     const next = await eventually(() => rs.find((r) => r !== first && r.leads("telegram")), 5_000, "a new leader");
     expect(Date.now() - killedAt).toBeLessThan(800 + 200 * 3);
     expect(rs.filter((r) => r !== first && r.leads("telegram"))).toEqual([next]);
+  });
+
+  it("makes a leader cut off from the database step down before another replica can take its channel", async () => {
+    const { url } = await freshSchema("repl");
+    const { proxy, url: through } = await PartitionProxy.start(url);
+    try {
+      const timing = { heartbeatMs: 200, leaseMs: 1_000, deadAfterMs: 1_500 };
+      const events: Array<{ who: string; leading: boolean; at: number }> = [];
+      const cut = await Coordinator.open({ connection: { url: through }, id: "cut", logger: testLogger(), ...timing });
+      await cut.lead("telegram", (leading) => events.push({ who: "cut", leading, at: performance.now() }));
+      await eventually(() => cut.leads("telegram"), 3_000, "cut leads");
+      const other = await Coordinator.open({ connection: { url }, id: "other", logger: testLogger(), ...timing });
+      open.push(other);
+      await other.lead("telegram", (leading) => events.push({ who: "other", leading, at: performance.now() }));
+      proxy.blackhole();
+      await eventually(() => other.leads("telegram"), 10_000, "the other replica leads");
+      const down = events.find((e) => e.who === "cut" && !e.leading);
+      const up = events.find((e) => e.who === "other" && e.leading);
+      expect(down, "the cut-off leader stepped down").toBeDefined();
+      // Never two leaders: the silent one gave up before the other could take the lease.
+      expect(down!.at).toBeLessThan(up!.at);
+      await cut.halt();
+    } finally {
+      await proxy.close();
+    }
   });
 
   it("hands a channel over at once on a clean stop", async () => {

@@ -7,13 +7,13 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { networkInterfaces } from "node:os";
 import path from "node:path";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type ChatCompletionRequest, contentText } from "../../src/testing/mock-model.js";
 import { startTestGateway, type TestGateway } from "../contract/gateway.js";
+import { launchChromium } from "../helpers/chromium.js";
 import { ROOT } from "../helpers/cli.js";
 
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
 const ARTIFACTS = path.join(ROOT, "artifacts");
 const T = 60_000;
 /** The first address of this machine that is not loopback, to reach the gateway as others would. */
@@ -32,20 +32,8 @@ let extra: TestGateway | undefined;
 let pageProblems: string[] = [];
 
 beforeAll(async () => {
-  expect(CHROMIUM, "Debian's chromium package is required (bash .ci/run installs it)").toBeDefined();
   mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM!,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchChromium();
   shared = await startTestGateway({ channels: { web: { enabled: true } } });
 }, T);
 

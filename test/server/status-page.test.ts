@@ -4,32 +4,20 @@
  */
 import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PlatformAuthError } from "../../src/errors.js";
 import { freePort, startTestGateway, type TestGateway } from "../contract/gateway.js";
 import { LoopbackWorld } from "../fakes/loopback.js";
+import { launchChromium } from "../helpers/chromium.js";
 import { ROOT } from "../helpers/cli.js";
 
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
 const ARTIFACTS = path.join(ROOT, "artifacts");
 
 let gw: TestGateway | undefined;
 let browser: Browser | undefined;
 beforeAll(async () => {
-  expect(CHROMIUM, "Debian's chromium package is required (bash .ci/run installs it)").toBeDefined();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM!,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {
   await browser?.close();

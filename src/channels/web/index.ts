@@ -273,10 +273,9 @@ export class WebChannel extends LifecycleChannel implements Channel {
     params: Record<string, string>,
     sink: InboundSink,
   ): Promise<void> {
-    const caller = this.caller(req, res, params);
-    if (!caller) return;
-    const body = await jsonBody(req);
-    const id = messageId(body.id);
+    const post = await this.post(req, res, params);
+    if (!post) return;
+    const { caller, body, id } = post;
     if (typeof body.text !== "string") throw new HttpError(400, "text must be a string");
     if (body.text.length > MAX_MESSAGE_CHARS) {
       throw new HttpError(
@@ -297,10 +296,9 @@ export class WebChannel extends LifecycleChannel implements Channel {
     params: Record<string, string>,
     sink: InboundSink,
   ): Promise<void> {
-    const caller = this.caller(req, res, params);
-    if (!caller) return;
-    const body = await jsonBody(req);
-    const id = messageId(body.id);
+    const post = await this.post(req, res, params);
+    if (!post) return;
+    const { caller, body, id } = post;
     const { questionId, buttonId } = body;
     if (typeof questionId !== "string" || !questionId || typeof buttonId !== "string" || !buttonId) {
       throw new HttpError(400, "questionId and buttonId must be non-empty strings");
@@ -363,6 +361,18 @@ export class WebChannel extends LifecycleChannel implements Channel {
       workspace: client,
     };
     return { client, conversation, ref };
+  }
+
+  /** A POST into a conversation: who sent it, its JSON body and the client's id for it; undefined when refused. */
+  private async post(
+    req: IncomingMessage,
+    res: ServerResponse,
+    params: Record<string, string>,
+  ): Promise<{ caller: Caller; body: Record<string, unknown>; id: string } | undefined> {
+    const caller = this.caller(req, res, params);
+    if (!caller) return undefined;
+    const body = await jsonBody(req);
+    return { caller, body, id: messageId(body.id) };
   }
 
   private inbound(caller: Caller, id: string, text: string): InboundMessage {

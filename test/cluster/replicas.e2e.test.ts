@@ -21,6 +21,8 @@ const PER_CONVERSATION = 3;
 /** Failover: users whose long reply is streaming when the leader dies. */
 const FAILOVER_USERS = 20;
 const TAKEOVER_LIMIT_MS = 10_000;
+/** Slack users whose long reply is streaming when a replica dies. */
+const SLACK_KILL_USERS = 30;
 /** `storage.pool_size` per replica: PostgreSQL's 100 connections are shared with other test runs. */
 const POOL_SIZE = Number(process.env.ANTLER_CLUSTER_POOL_SIZE ?? 5);
 
@@ -90,12 +92,15 @@ async function settle(users: Users, timeoutMs: number, notices = false): Promise
   return took;
 }
 
-describe("three replicas on PostgreSQL: load and questions", () => {
-  let db: ClusterDatabase;
-  let model: MockModel;
+/**
+ * A fresh cluster for one describe block: its own database, mock model, fakes and 3 replicas,
+ * all ready before the first test; closed after the last, with the peak connection count logged.
+ */
+function useWorld(): () => World & { model: MockModel } {
+  let db: ClusterDatabase | undefined;
+  let model: MockModel | undefined;
   let world: World | undefined;
   let watch: ReturnType<typeof watchConnections> | undefined;
-
   beforeAll(async () => {
     db = await clusterDatabase();
     watch = watchConnections(db);
@@ -103,16 +108,23 @@ describe("three replicas on PostgreSQL: load and questions", () => {
     world = await startWorld(db, model);
     await world.cluster.waitReady(["telegram", "slack"]);
   }, 90_000);
-
   afterAll(async () => {
     log("peak PostgreSQL connections (this cluster's database / the whole server):", watch?.stop());
     await closeWorld(world);
     await model?.close();
     await db?.drop();
   }, 30_000);
+  return () => {
+    if (!world || !model) throw new Error("the cluster did not start");
+    return { ...world, model };
+  };
+}
+
+describe("three replicas on PostgreSQL: load and questions", () => {
+  const world = useWorld();
 
   it("Telegram polling: every message answered once and in order; only the leader polls, no 409", async () => {
-    const { telegram, cluster } = world as World;
+    const { telegram, cluster } = world();
     const leader = await cluster.waitLeader("telegram", 15_000);
     const users = new TelegramUsers(telegram);
     for (let k = 1; k <= PER_CONVERSATION; k++) {
@@ -148,7 +160,7 @@ describe("three replicas on PostgreSQL: load and questions", () => {
   }, 150_000);
 
   it("Slack HTTP: deliveries spread over the replicas, retries go to another one; every message answered once, in order", async () => {
-    const { slack, cluster } = world as World;
+    const { slack, cluster } = world();
     const users = new SlackUsers(slack);
     const triesBefore = slack.deliveries.length;
     // Some first tries reach a replica whose answer Slack misses (it has the event, Slack retries),
@@ -198,7 +210,7 @@ describe("three replicas on PostgreSQL: load and questions", () => {
   }, 150_000);
 
   it("Slack HTTP: a question asked on one replica and answered (button click) on another resumes once", async () => {
-    const { slack, cluster } = world as World;
+    const { slack, cluster } = world();
     const users = new SlackUsers(slack);
     const urls = [...slack.eventsUrls];
     const asked: Array<{ n: number; id: string; asker: Replica; answerer: Replica }> = [];
@@ -239,7 +251,7 @@ describe("three replicas on PostgreSQL: load and questions", () => {
         expect(users.writers(chat, clickedAt)).toEqual([q.answerer.name]);
       }
       // The model saw each question answered once: one resumed request per question.
-      const resumed = model.requests.filter((r) => r.messages.at(-1)?.role === "tool");
+      const resumed = world().model.requests.filter((r) => r.messages.at(-1)?.role === "tool");
       expect(resumed.length).toBe(REPLICAS);
     } finally {
       slack.eventsUrls = urls;
@@ -247,29 +259,64 @@ describe("three replicas on PostgreSQL: load and questions", () => {
   }, 90_000);
 });
 
+describe("three replicas on PostgreSQL: a Slack (HTTP) replica dies mid-stream", () => {
+  const world = useWorld();
+
+  it("its in-flight messages get a reply or a notice once, in order; events sent to it are retried at another replica", async () => {
+    const { slack, cluster } = world();
+    const users = new SlackUsers(slack);
+    const ns = Array.from({ length: SLACK_KILL_USERS }, (_, i) => 300 + i);
+    await Promise.all(ns.map((n) => users.send(n, `k${n}-1`, "long")));
+    const streaming = () => ns.filter((n) => users.view(users.chat(n)).some((b) => b.text.trim() !== ""));
+    expect(await until(() => streaming().length >= SLACK_KILL_USERS / 2, 30_000, 50), "replies streaming").toBe(true);
+    // The replica that is writing in the most chats dies.
+    const busiest = (r: Replica) => ns.filter((n) => users.writers(users.chat(n)).includes(r.name)).length;
+    const victim = [...cluster.members].sort((a, b) => busiest(b) - busiest(a))[0] as Replica;
+    const inFlight = busiest(victim);
+    const deadUrl = `${victim.url}/webhooks/slack`;
+    const killedAt = Date.now();
+    await victim.process.kill("SIGKILL");
+    const triesBefore = slack.deliveries.length;
+    await Promise.all(ns.map((n) => users.send(n, `k${n}-2`, "short")));
+    const took = await settle(users, 60_000, true);
+    const o = users.evaluate();
+    const tries = slack.deliveries.slice(triesBefore);
+    const refused = tries.filter((t) => t.url === deadUrl);
+    const rescued = tries.filter((t) => t.retryReason === "connection_failed" && t.ok);
+    log("slack replica killed:", {
+      victim: victim.name,
+      inFlight,
+      messages: o.messages,
+      answeredOnce: o.answeredOnce,
+      byNotice: o.byNotice,
+      lost: o.lost,
+      duplicates: o.duplicates,
+      stalePartials: o.stalePartials,
+      notices: Object.fromEntries(o.notices),
+      triesAtDeadUrl: refused.length,
+      retriedElsewhere: rescued.length,
+      sinceKillMs: Date.now() - killedAt,
+      took,
+    });
+    expect(inFlight).toBeGreaterThan(0);
+    expect(o, cluster.evidence().join("\n")).toMatchObject({ messages: SLACK_KILL_USERS * 2, lost: 0, duplicates: 0 });
+    expect(o.answeredOnce).toBe(o.messages);
+    expect(o.extraNotices).toBe(0);
+    expect(o.partialsBesideReply).toBe(0);
+    expect(users.outOfOrder()).toEqual([]);
+    // Every try at the dead replica failed, and its event then got through at a live one.
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.every((t) => !t.ok && t.failure === "connection_failed")).toBe(true);
+    expect(rescued.length).toBe(refused.length);
+    expect(rescued.every((t) => t.url !== deadUrl)).toBe(true);
+  }, 120_000);
+});
+
 describe("three replicas on PostgreSQL: the Telegram leader dies mid-stream", () => {
-  let db: ClusterDatabase;
-  let model: MockModel;
-  let world: World | undefined;
-  let watch: ReturnType<typeof watchConnections> | undefined;
-
-  beforeAll(async () => {
-    db = await clusterDatabase();
-    watch = watchConnections(db);
-    model = await startClusterModel();
-    world = await startWorld(db, model);
-    await world.cluster.waitReady(["telegram", "slack"]);
-  }, 90_000);
-
-  afterAll(async () => {
-    log("peak PostgreSQL connections (this cluster's database / the whole server):", watch?.stop());
-    await closeWorld(world);
-    await model?.close();
-    await db?.drop();
-  }, 30_000);
+  const world = useWorld();
 
   it("another replica polls within 10 s; nothing lost or answered twice; in-flight messages answered or told, once", async () => {
-    const { telegram, cluster } = world as World;
+    const { telegram, cluster } = world();
     const users = new TelegramUsers(telegram);
     const ns = Array.from({ length: FAILOVER_USERS }, (_, i) => i + 1);
     const leader = await cluster.waitLeader("telegram", 15_000);
@@ -323,7 +370,7 @@ describe("three replicas on PostgreSQL: the Telegram leader dies mid-stream", ()
   }, 150_000);
 
   it("Telegram: a question asked on the leader is answered after a clean stop (SIGTERM) handed polling to another replica", async () => {
-    const { telegram, cluster } = world as World;
+    const { telegram, cluster } = world();
     const users = new TelegramUsers(telegram);
     const n = 900;
     const id = `q${n}`;

@@ -13,6 +13,7 @@
 import type pg from "pg";
 import { migrate, openPool, type PostgresConnection, whereIs } from "../storage/postgres.js";
 import { SCHEMA_NAME, STEPS } from "./postgres-schema.js";
+import { bindingOf, inboxOf, pendingOf } from "./rows.js";
 import {
   type BindingStore,
   DEFAULT_TENANT,
@@ -342,41 +343,18 @@ export class PostgresBindingStore extends PostgresTenantStore {
 }
 
 function toBinding(row: ThreadRow): ThreadBinding {
-  return {
-    key: row.key,
-    threadId: row.thread_id,
-    createdAt: Number(row.created_at),
-    current: row.current,
-    ...(row.agent === null ? {} : { agent: row.agent }),
-  };
+  return bindingOf({ ...row, created_at: Number(row.created_at) });
 }
 
 function toPending(row: PendingRow): PendingQuestion {
-  return {
-    threadId: row.thread_id,
-    key: row.key,
-    questionId: row.question_id,
-    interruptId: row.interrupt_id,
-    question: row.question,
-    options: row.options,
-    ...(row.kind ? { kind: row.kind } : {}),
-    ...(row.posted !== null ? { posted: row.posted } : {}),
-    ...(row.asked_by ? { askedBy: row.asked_by } : {}),
-    ...(row.approval !== null ? { approval: row.approval } : {}),
-    createdAt: Number(row.created_at),
-  };
+  return pendingOf({ ...row, created_at: Number(row.created_at) });
 }
 
 function toInbox(row: InboxRow): InboxEntry {
-  return {
-    channel: row.channel,
-    eventId: row.event_id,
-    key: row.key,
-    state: row.state,
+  return inboxOf({
+    ...row,
     payload: JSON.parse(row.payload) as Json,
-    receivedAt: Number(row.received_at),
-    updatedAt: Number(row.updated_at),
-    ...(row.error ? { error: row.error } : {}),
-    ...(row.owner ? { owner: row.owner } : {}),
-  };
+    received_at: Number(row.received_at),
+    updated_at: Number(row.updated_at),
+  });
 }

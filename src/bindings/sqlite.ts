@@ -11,6 +11,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type Database from "better-sqlite3";
 import { openDatabase, type Synchronous } from "../storage/sqlite.js";
+import { bindingOf, inboxOf, pendingOf } from "./rows.js";
 import { migrate } from "./sqlite-schema.js";
 import {
   type BindingStore,
@@ -242,40 +243,20 @@ export class SqliteBindingStore extends SqliteTenantStore {
 }
 
 function toBinding(row: ThreadRow): ThreadBinding {
-  return {
-    key: row.key,
-    threadId: row.thread_id,
-    createdAt: row.created_at,
-    current: row.current === 1,
-    ...(row.agent === null ? {} : { agent: row.agent }),
-  };
+  return bindingOf({ ...row, current: row.current === 1 });
 }
 
 function toPending(row: PendingRow): PendingQuestion {
-  return {
-    threadId: row.thread_id,
-    key: row.key,
-    questionId: row.question_id,
-    interruptId: row.interrupt_id,
-    question: row.question,
+  const json = <T>(text: string | null): T | null => (text ? (JSON.parse(text) as T) : null);
+  return pendingOf({
+    ...row,
     options: JSON.parse(row.options) as string[],
-    ...(row.kind ? { kind: row.kind } : {}),
-    ...(row.posted ? { posted: JSON.parse(row.posted) as Json } : {}),
-    ...(row.asked_by ? { askedBy: JSON.parse(row.asked_by) as NonNullable<PendingQuestion["askedBy"]> } : {}),
-    ...(row.approval ? { approval: JSON.parse(row.approval) as Json } : {}),
-    createdAt: row.created_at,
-  };
+    posted: json<Json>(row.posted),
+    asked_by: json<NonNullable<PendingQuestion["askedBy"]>>(row.asked_by),
+    approval: json<Json>(row.approval),
+  });
 }
 
 function toInbox(row: InboxRow): InboxEntry {
-  return {
-    channel: row.channel,
-    eventId: row.event_id,
-    key: row.key,
-    state: row.state,
-    payload: JSON.parse(row.payload) as Json,
-    receivedAt: row.received_at,
-    updatedAt: row.updated_at,
-    ...(row.error ? { error: row.error } : {}),
-  };
+  return inboxOf({ ...row, payload: JSON.parse(row.payload) as Json });
 }

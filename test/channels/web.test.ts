@@ -11,6 +11,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { lastToolResult } from "../../src/testing/contract/shared.js";
 import { contentText } from "../../src/testing/mock-model.js";
+import { recordingTools } from "../../src/testing/tools.js";
 import { eventually, sleep, startTestGateway, type TestGateway, type TestGatewayOptions } from "../contract/gateway.js";
 import { CLIENT_COOKIE, newConversationId, WebBrowser } from "../fakes/web/client.js";
 import type { ChatTab, OpenOptions } from "../fakes/web/tab.js";
@@ -425,6 +426,48 @@ describe("history", () => {
     expect(answered.pending).toBeNull();
     expect(answered.messages.some((m) => m.text.includes("Which size?") && m.text.includes("Large"))).toBe(true);
     expect(answered.messages.at(-1)?.text).toBe("A large one is on its way.");
+  });
+
+  it("brings back every open call of a tool approval after a restart, and each can be decided there", async () => {
+    const recording = recordingTools();
+    const g = await boot(
+      {},
+      { tools: recording.tools, agent: { approvals: { send_email: { decisions: ["approve", "reject"] } } } },
+    );
+    const b = new WebBrowser(pageOf(g));
+    const conv = newConversationId("approve");
+    const tab = await open(b, conv);
+    g.model.enqueue({
+      toolCalls: [
+        { name: "send_email", args: { to: "ana@example.com", subject: "one" } },
+        { name: "send_email", args: { to: "bo@example.com", subject: "two" } },
+      ],
+    });
+    await tab.say("send both");
+    await eventually(
+      () => tab.messages.filter((m) => m.buttons.some((x) => x.label === "Approve")).length === 2,
+      15_000,
+      "two calls",
+    );
+    await tab.close();
+
+    await restart();
+    const again = await open(b, conv);
+    const waiting = again.history?.waiting ?? [];
+    expect(waiting.map((m) => m.text.match(/"to": "([^"]+)"/)?.[1])).toEqual(["ana@example.com", "bo@example.com"]);
+    expect(waiting.every((m) => m.buttons.map((x) => x.label).join() === "Approve,Reject")).toBe(true);
+    expect(again.history?.pending?.id).toBe(waiting[0]?.id);
+
+    g.model.enqueue({ text: "Both sent." });
+    for (const message of waiting) {
+      const buttonId = message.buttons.find((x) => x.label === "Approve")!.id;
+      const res = await b.request("POST", `/api/conversations/${conv}/actions`, {
+        json: { id: `approve-${message.id}`, messageId: message.id, questionId: message.questionId, buttonId },
+      });
+      expect(res.status).toBe(202);
+    }
+    await eventually(reply(again, "Both sent."), 15_000, "the reply after both approvals");
+    expect(recording.calls.map((c) => c.args.to)).toEqual(["ana@example.com", "bo@example.com"]);
   });
 
   it("/new gives a fresh thread: the history is empty and the model no longer hears the old messages", async () => {

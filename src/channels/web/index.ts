@@ -239,9 +239,10 @@ export class WebChannel extends LifecycleChannel implements Channel {
       text: m.text,
       html: m.role === "assistant" ? toHtml(m.text) : escapeHtml(m.text),
     }));
-    const first = history.waiting[0];
-    const pending = first ? pageMessage(first.posted?.id ?? `pending-${first.content.questionId ?? "0"}`, first.content) : null;
-    sendJson(res, 200, { messages, pending, seq });
+    const waiting = history.waiting.map((w, i) =>
+      pageMessage(w.posted?.id ?? `pending-${w.content.questionId ?? "0"}-${i}`, w.content),
+    );
+    sendJson(res, 200, { messages, pending: waiting[0] ?? null, waiting, seq });
   }
 
   private getEvents(req: IncomingMessage, res: ServerResponse, params: Record<string, string>): void {

@@ -39,6 +39,8 @@ export interface WireMessage {
 export interface HistoryBody {
   messages: Array<{ id: string; role: "user" | "assistant"; text: string; html: string }>;
   pending: WireMessage | null;
+  /** Every message waiting for a click (a question, or each open call of a tool approval); `pending` is the first. */
+  waiting: WireMessage[];
   seq: number;
 }
 

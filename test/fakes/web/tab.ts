@@ -128,7 +128,7 @@ export class ChatTab {
     const body = (await response.json()) as HistoryBody;
     this.history = body;
     for (const m of body.messages) this.check(m.id, m.html);
-    if (body.pending) this.show(body.pending, "history");
+    for (const waiting of body.waiting) this.show(waiting, "history");
     return body;
   }
 

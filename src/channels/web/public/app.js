@@ -213,7 +213,7 @@ async function loadConversation(id) {
     if (m.role === "user") addUser(m.id, m.text);
     else upsertBot(m);
   }
-  if (res.data.pending) upsertBot(res.data.pending);
+  for (const waiting of res.data.waiting ?? (res.data.pending ? [res.data.pending] : [])) upsertBot(waiting);
   const firstUser = (res.data.messages ?? []).find((m) => m.role === "user");
   if (firstUser) nameConversation(id, firstUser.text);
   seq = res.data.seq ?? 0;

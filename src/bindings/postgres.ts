@@ -13,7 +13,7 @@
 import type pg from "pg";
 import { migrate, openPool, type PostgresConnection, whereIs } from "../storage/postgres.js";
 import { SCHEMA_NAME, STEPS } from "./postgres-schema.js";
-import { bindingOf, inboxOf, pendingOf } from "./rows.js";
+import { type BindingRecord, bindingOf, type InboxRecord, inboxOf, type PendingRecord, pendingOf } from "./rows.js";
 import {
   type BindingStore,
   DEFAULT_TENANT,
@@ -33,39 +33,14 @@ export interface PostgresBindingStoreOptions {
   now?: () => number;
 }
 
-interface ThreadRow {
-  key: string;
-  thread_id: string;
-  agent: string | null;
-  created_at: string;
-  current: boolean;
-}
-
-interface PendingRow {
-  thread_id: string;
-  key: string;
-  question_id: string;
-  interrupt_id: string;
-  question: string;
-  options: string[];
-  kind: string | null;
-  posted: Json | null;
-  created_at: string;
-  asked_by: NonNullable<PendingQuestion["askedBy"]> | null;
-  approval: Json | null;
-}
-
-interface InboxRow {
-  channel: string;
-  event_id: string;
-  key: string;
-  state: InboxState;
+/** Rows as pg returns them: bigint columns come as strings, jsonb already decoded. */
+type ThreadRow = Omit<BindingRecord, "created_at"> & { created_at: string };
+type PendingRow = Omit<PendingRecord, "created_at"> & { created_at: string };
+type InboxRow = Omit<InboxRecord, "payload" | "received_at" | "updated_at"> & {
   payload: string;
   received_at: string;
   updated_at: string;
-  error: string | null;
-  owner: string | null;
-}
+};
 
 /** What a store and all its tenant views share. */
 interface Shared {

@@ -3,30 +3,14 @@
  * LangGraph graph; and the embedded agent keeping a conversation across a gateway restart.
  */
 import { randomBytes } from "node:crypto";
-import { Annotation, Command, END, interrupt, START, StateGraph } from "@langchain/langgraph";
-import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import { Command } from "@langchain/langgraph";
 import { afterEach, describe, expect, it } from "vitest";
 import { checkpointSchema, PostgresCheckpoints } from "../../src/harness/checkpoints-postgres.js";
 import { eventually, startTestGateway, type TestGateway } from "../contract/gateway.js";
 import { LoopbackWorld } from "../fakes/loopback.js";
 import { contentText, type MockModel, startMockModel } from "../fakes/openai.js";
 import { adminQuery, freshSchema, postgresUrl } from "../helpers/postgres.js";
-
-const State = Annotation.Root({
-  count: Annotation<number>({ reducer: (a, b) => a + b, default: () => 0 }),
-  log: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }),
-});
-
-/** Counts each turn, then asks before it finishes: a run ends paused on its question. */
-function compile(checkpointer: BaseCheckpointSaver) {
-  return new StateGraph(State)
-    .addNode("bump", () => ({ count: 1 }))
-    .addNode("ask", () => ({ log: [String(interrupt("Go on?"))] }))
-    .addEdge(START, "bump")
-    .addEdge("bump", "ask")
-    .addEdge("ask", END)
-    .compile({ checkpointer });
-}
+import { pausingGraph } from "./pausing-graph.js";
 
 /** The loopback channel's direct chat (channel `loop`, chat `dm1`). */
 const KEY = "loop:w:dm1";
@@ -55,8 +39,8 @@ describe("PostgresCheckpoints", () => {
     const store = open();
     const a = await store.saver(tenantA);
     const b = await store.saver(tenantB);
-    const graphA = compile(a);
-    const graphB = compile(b);
+    const graphA = pausingGraph(a);
+    const graphB = pausingGraph(b);
     await graphA.invoke({ log: ["a1"] }, thread("t1"));
     expect((await graphB.getState(thread("t1"))).values).toEqual({});
     // B's answer reaches no question: its run starts on an empty thread of its own.
@@ -79,8 +63,8 @@ describe("PostgresCheckpoints", () => {
   it("sets up a tenant's tables once when several replicas start at once", async () => {
     const tenant = `c_${randomBytes(4).toString("hex")}`;
     const savers = await Promise.all([open(), open(), open(), open()].map((c) => c.saver(tenant)));
-    await compile(savers[0]!).invoke({ log: ["x"] }, thread("t"));
-    expect((await compile(savers[3]!).getState(thread("t"))).values).toEqual({ count: 1, log: ["x"] });
+    await pausingGraph(savers[0]!).invoke({ log: ["x"] }, thread("t"));
+    expect((await pausingGraph(savers[3]!).getState(thread("t"))).values).toEqual({ count: 1, log: ["x"] });
     const migrations = await adminQuery(`SELECT v FROM "${checkpointSchema(tenant)}".checkpoint_migrations ORDER BY v`);
     expect(migrations.length).toBeGreaterThan(0);
     expect(new Set(migrations.map((m) => m.v)).size).toBe(migrations.length);

@@ -2,28 +2,13 @@
  * TenantCheckpointSaver: two tenants' savers on one database, driven by a real LangGraph graph.
  * Neither sees, continues, resumes nor deletes the other's threads, even under the same thread id.
  */
-import { Annotation, Command, END, interrupt, START, StateGraph } from "@langchain/langgraph";
+import { Command } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { TenantCheckpointSaver } from "../../src/harness/checkpoints.js";
 import { DEFAULT_TENANT } from "../../src/storage/tenant.js";
-
-const State = Annotation.Root({
-  count: Annotation<number>({ reducer: (a, b) => a + b, default: () => 0 }),
-  log: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }),
-});
-
-/** Counts each turn, then asks before it finishes: a run ends paused on its question. */
-function compile(checkpointer: SqliteSaver) {
-  return new StateGraph(State)
-    .addNode("bump", () => ({ count: 1 }))
-    .addNode("ask", () => ({ log: [String(interrupt("Go on?"))] }))
-    .addEdge(START, "bump")
-    .addEdge("bump", "ask")
-    .addEdge("ask", END)
-    .compile({ checkpointer });
-}
+import { pausingGraph } from "./pausing-graph.js";
 
 const thread = (id: string) => ({ configurable: { thread_id: id } });
 
@@ -48,8 +33,8 @@ describe("TenantCheckpointSaver", () => {
   });
 
   it("shows another tenant's thread as empty, and cannot resume it", async () => {
-    const graphA = compile(a);
-    const graphB = compile(b);
+    const graphA = pausingGraph(a);
+    const graphB = pausingGraph(b);
     await graphA.invoke({ log: ["from a"] }, thread("t1"));
     expect((await graphA.getState(thread("t1"))).next).toEqual(["ask"]);
 
@@ -65,8 +50,8 @@ describe("TenantCheckpointSaver", () => {
   });
 
   it("keeps two tenants' runs on the same thread id apart, whichever wrote last", async () => {
-    const graphA = compile(a);
-    const graphB = compile(b);
+    const graphA = pausingGraph(a);
+    const graphB = pausingGraph(b);
     await graphA.invoke({ log: ["a1"] }, thread("t1"));
     // B's checkpoints are newer than A's in the same thread; A's reads must skip them.
     await graphB.invoke({ log: ["b1"] }, thread("t1"));
@@ -85,7 +70,7 @@ describe("TenantCheckpointSaver", () => {
   });
 
   it("records its tenant in the metadata of every checkpoint it writes", async () => {
-    await compile(a).invoke({ log: ["x"] }, thread("t1"));
+    await pausingGraph(a).invoke({ log: ["x"] }, thread("t1"));
     const tuples = await all(a.list(thread("t1")));
     expect(tuples.length).toBeGreaterThan(1);
     expect(tuples.map((t) => (t.metadata as { tenant?: string }).tenant)).toEqual(tuples.map(() => "a"));
@@ -94,10 +79,10 @@ describe("TenantCheckpointSaver", () => {
   });
 
   it("reads checkpoints written before tenants as the default tenant's", async () => {
-    await compile(new SqliteSaver(db)).invoke({ log: ["old"] }, thread("t-old"));
-    const byDefault = compile(new TenantCheckpointSaver(db, DEFAULT_TENANT));
+    await pausingGraph(new SqliteSaver(db)).invoke({ log: ["old"] }, thread("t-old"));
+    const byDefault = pausingGraph(new TenantCheckpointSaver(db, DEFAULT_TENANT));
     expect((await byDefault.getState(thread("t-old"))).values).toEqual({ count: 1, log: ["old"] });
-    expect((await compile(a).getState(thread("t-old"))).values).toEqual({});
+    expect((await pausingGraph(a).getState(thread("t-old"))).values).toEqual({});
     expect(await byDefault.invoke(new Command({ resume: "still here" }), thread("t-old"))).toEqual({
       count: 1,
       log: ["old", "still here"],
@@ -106,14 +91,14 @@ describe("TenantCheckpointSaver", () => {
 
   it("deletes only its own tenant's checkpoints and writes of a thread", async () => {
     const writes = () => db.prepare("SELECT COUNT(*) FROM writes").pluck().get() as number;
-    await compile(a).invoke({ log: ["a"] }, thread("t1"));
+    await pausingGraph(a).invoke({ log: ["a"] }, thread("t1"));
     const writesOfA = writes();
-    await compile(b).invoke({ log: ["b"] }, thread("t1"));
+    await pausingGraph(b).invoke({ log: ["b"] }, thread("t1"));
     expect(writes()).toBeGreaterThan(writesOfA);
     await b.deleteThread("t1");
     expect(await b.getTuple(thread("t1"))).toBeUndefined();
     expect(writes()).toBe(writesOfA);
-    expect((await compile(a).getState(thread("t1"))).values).toEqual({ count: 1, log: ["a"] });
-    expect(await compile(a).invoke(new Command({ resume: "ok" }), thread("t1"))).toEqual({ count: 1, log: ["a", "ok"] });
+    expect((await pausingGraph(a).getState(thread("t1"))).values).toEqual({ count: 1, log: ["a"] });
+    expect(await pausingGraph(a).invoke(new Command({ resume: "ok" }), thread("t1"))).toEqual({ count: 1, log: ["a", "ok"] });
   });
 });

@@ -64,7 +64,7 @@ export interface DispatcherOptions {
 /** What the dispatcher needs from the replica coordination (src/replicas). */
 export interface ReplicaCoordinator {
   /** Runs `work` while this replica holds the conversation's lease, waiting while another holds it. */
-  withConversation<T>(tenant: string, key: string, work: () => Promise<T>): Promise<T>;
+  withConversation<T>(tenant: string, key: string, work: (lost: AbortSignal) => Promise<T>): Promise<T>;
   /** Whether another live replica holds the conversation's lease now (it is running a message there). */
   heldElsewhere(tenant: string, key: string): Promise<boolean>;
   /** Asks every other replica to stop the conversation's running reply. */
@@ -298,15 +298,20 @@ export class Dispatcher {
     const replicas = this.options.replicas;
     if (!replicas || !store.oldestReceived || !this.accepting) return;
     try {
-      await replicas.withConversation(tenant, key, async () => {
-        for (let next = await store.oldestReceived!(key); next && this.accepting; next = await store.oldestReceived!(key)) {
-          const msg = next.payload as unknown as InboundMessage;
+      const leaseLost = await replicas.withConversation(tenant, key, async (lost) => {
+        // A lease that lapsed (the database was unreachable) or was taken: start nothing new here.
+        const next = () => (this.accepting && !lost.aborted ? store.oldestReceived!(key) : undefined);
+        for (let entry = await next(); entry; entry = await next()) {
+          const msg = entry.payload as unknown as InboundMessage;
           const verdict = await this.verdict(slot, msg);
           if (verdict.kind === "ignore") await this.ignore(slot, msg, verdict.denial);
           else if (verdict.kind === "immediate") await this.track(slot, msg, () => this.command(slot, msg, verdict.command));
           else await this.track(slot, msg, () => this.handle(slot, msg));
         }
+        return lost.aborted;
       });
+      // What is left waits for whoever holds the lease now, or for this replica once it has it again.
+      if (leaseLost) throw new AntlerError("lease_lost", "the conversation's lease lapsed while its messages ran");
     } catch (err) {
       this.options.logger.error(
         { err, channel: slot.name, key, attempt },

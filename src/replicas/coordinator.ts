@@ -89,6 +89,11 @@ export class Coordinator {
   /** The leader of each channel, as last read. */
   private readonly leaders = new Map<string, string | null>();
   private readonly handlers = new Map<string, Handler[]>();
+  /**
+   * Conversation leases held now: when the last renewal holds until (local clock), and the signal
+   * that tells the work its lease is gone.
+   */
+  private readonly held = new Map<string, { acquired: number; until: number; lost: AbortController }>();
   /** Conversations this process works on, so two local works on one key never run at once. */
   private readonly local = new Map<string, Promise<unknown>>();
   private tick: Promise<void> = Promise.resolve();
@@ -151,15 +156,25 @@ export class Coordinator {
   /** One heartbeat: the replica row, the conversation leases held, and every channel lease wanted. */
   private async beat(): Promise<void> {
     if (this.closed) return;
+    const asked = Date.now();
     try {
       await this.pool.query("UPDATE antler_replicas SET heartbeat_at = now(), stopped_at = NULL WHERE id = $1", [this.id]);
-      await this.pool.query(
-        "UPDATE antler_conversation_leases SET expires_at = now() + $2 * interval '1 millisecond' WHERE replica = $1",
+      const { rows } = await this.pool.query<{ tenant: string; key: string }>(
+        `UPDATE antler_conversation_leases SET expires_at = now() + $2 * interval '1 millisecond'
+         WHERE replica = $1 RETURNING tenant, key`,
         [this.id, this.leaseMs],
       );
+      const renewed = new Set(rows.map((r) => `${r.tenant}\u0000${r.key}`));
+      for (const [slot, held] of this.held) {
+        // Counted from before the request, and a little early, like a channel's lease.
+        if (renewed.has(slot)) held.until = asked + this.leaseMs - this.heartbeatMs / 2;
+        else if (held.acquired < asked) held.lost.abort(); // another replica has it now
+      }
     } catch (err) {
       this.options.logger.warn({ err }, "replica heartbeat failed");
     }
+    // Not renewed in time (the database is unreachable): the lease may be another replica's now.
+    for (const held of this.held.values()) if (Date.now() >= held.until) held.lost.abort();
     for (const channel of this.candidates.keys()) await this.contend(channel);
   }
 
@@ -202,9 +217,10 @@ export class Coordinator {
     }
   }
 
-  /** Gives up every channel whose last renewal has run out, whatever the database is doing. */
+  /** Gives up every channel and conversation whose last renewal has run out, whatever the database is doing. */
   private stepDownIfExpired(): void {
     const now = Date.now();
+    for (const held of this.held.values()) if (now >= held.until) held.lost.abort();
     for (const [channel, until] of this.leading) {
       if (now < until) continue;
       this.leading.delete(channel);
@@ -263,18 +279,23 @@ export class Coordinator {
 
   /**
    * Runs `work` while this replica holds the conversation's lease: waits while another replica
-   * holds it, keeps it renewed with the heartbeat, and gives it up when `work` ends.
+   * holds it, keeps it renewed with the heartbeat, and gives it up when `work` ends. `lost` aborts
+   * when the lease could not be renewed in time or another replica took it: the work should then
+   * start nothing new in the conversation.
    */
-  withConversation<T>(tenant: string, key: string, work: () => Promise<T>): Promise<T> {
+  withConversation<T>(tenant: string, key: string, work: (lost: AbortSignal) => Promise<T>): Promise<T> {
     const slot = `${tenant}\u0000${key}`;
     const prior = this.local.get(slot) ?? Promise.resolve();
     const run = prior
       .catch(() => undefined)
       .then(async () => {
-        await this.acquire(tenant, key);
+        const acquired = await this.acquire(tenant, key);
+        const held = { acquired, until: acquired + this.leaseMs - this.heartbeatMs / 2, lost: new AbortController() };
+        this.held.set(slot, held);
         try {
-          return await work();
+          return await work(held.lost.signal);
         } finally {
+          this.held.delete(slot);
           await this.pool
             .query("DELETE FROM antler_conversation_leases WHERE tenant = $1 AND key = $2 AND replica = $3", [
               tenant,
@@ -292,9 +313,11 @@ export class Coordinator {
     return run;
   }
 
-  private async acquire(tenant: string, key: string): Promise<void> {
+  /** Waits for the conversation's lease; resolves to when (local clock) the winning request was sent. */
+  private async acquire(tenant: string, key: string): Promise<number> {
     for (let wait = 50; ; wait = Math.min(500, wait * 2)) {
       if (this.closed) throw new Error("the replica is shutting down");
+      const asked = Date.now();
       const { rows } = await this.pool.query(
         `INSERT INTO antler_conversation_leases (tenant, key, replica, expires_at)
            VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')
@@ -303,7 +326,7 @@ export class Coordinator {
          RETURNING replica`,
         [tenant, key, this.id, this.leaseMs],
       );
-      if (rows.length > 0) return;
+      if (rows.length > 0) return asked;
       // Woken early when the holder says it is done; else tried again after a growing wait.
       await this.until("free", (data) => (data as { key?: string }).key === key, wait);
     }

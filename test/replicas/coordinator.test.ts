@@ -76,6 +76,43 @@ describe("replica coordination", () => {
     }
   });
 
+  it("tells a conversation's work that its lease lapsed before another replica can take it", async () => {
+    const { url } = await freshSchema("repl");
+    const { proxy, url: through } = await PartitionProxy.start(url);
+    try {
+      const timing = { heartbeatMs: 200, leaseMs: 1_000, deadAfterMs: 1_500 };
+      const cut = await Coordinator.open({ connection: { url: through }, id: "cut", logger: testLogger(), ...timing });
+      const other = await Coordinator.open({ connection: { url }, id: "other", logger: testLogger(), ...timing });
+      open.push(other);
+      let lostAt = 0;
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const cutWork = cut
+        .withConversation("default", "k", async (lost) => {
+          lost.addEventListener("abort", () => {
+            lostAt = performance.now();
+          });
+          await held;
+        })
+        .catch(() => undefined);
+      await eventually(() => other.heldElsewhere("default", "k"), 3_000, "cut holds k");
+      proxy.blackhole();
+      let tookAt = 0;
+      await other.withConversation("default", "k", async () => {
+        tookAt = performance.now();
+      });
+      expect(lostAt, "the cut-off holder was told").toBeGreaterThan(0);
+      expect(lostAt).toBeLessThan(tookAt);
+      release();
+      await cut.halt();
+      await cutWork;
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it("hands a channel over at once on a clean stop", async () => {
     const rs = await replicas(2, { heartbeatMs: 300, leaseMs: 30_000 });
     await Promise.all(rs.map((r) => r.lead("slack", () => undefined)));

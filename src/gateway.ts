@@ -297,6 +297,11 @@ export class Gateway {
         ? await PostgresBindingStore.open({ connection: postgresConnection(config), replica: this.replicaId })
         : new SqliteBindingStore(path.resolve(baseDir, config.storage.path), Date.now, config.storage.synchronous);
     this.store = store;
+    if (store instanceof PostgresBindingStore && (await store.rowSecurityBypassed())) {
+      logger.warn(
+        "the database role of storage.url is a superuser or has BYPASSRLS: row-level security does not keep tenants apart for it; connect as a role without them (see src/bindings/README.md)",
+      );
+    }
     if (config.storage.kind === "postgres") {
       const coordinator = await Coordinator.open({
         connection: postgresConnection(config),

@@ -241,6 +241,26 @@ class PostgresTenantStore implements BindingStore {
     return rows.map(toInbox);
   }
 
+  async unfinishedOwners(): Promise<string[]> {
+    const rows = await this.rows<{ owner: string }>(
+      `SELECT DISTINCT owner FROM antler_inbox WHERE tenant = $1 AND owner IS NOT NULL AND ${UNFINISHED}`,
+      [this.tenant],
+    );
+    return rows.map((r) => r.owner);
+  }
+
+  /**
+   * True when the database role skips row-level security (a superuser, or BYPASSRLS): tenants'
+   * rows are then kept apart only by Antler's own statements.
+   */
+  async rowSecurityBypassed(): Promise<boolean> {
+    const rows = await this.rows<{ bypass: boolean }>(
+      "SELECT rolsuper OR rolbypassrls AS bypass FROM pg_roles WHERE rolname = current_user",
+      [],
+    );
+    return rows[0]?.bypass === true;
+  }
+
   async pruneInbox(before: number): Promise<number> {
     const result = await this.pool().query(
       "DELETE FROM antler_inbox WHERE tenant = $1 AND state IN ('done', 'failed') AND received_at < $2",

@@ -132,6 +132,8 @@ export interface BindingStore {
    * Returns the moved events, oldest first, with their state unchanged.
    */
   takeOver?(from: string[], channels: string[]): Promise<InboxEntry[]>;
+  /** The replicas that own unfinished (`received` or `running`) events, without reading the events. */
+  unfinishedOwners?(): Promise<string[]>;
 
   /** Closes the storage; on a view from `forTenant` it does nothing. */
   close(): Promise<void>;

@@ -137,7 +137,8 @@ export class ReplicaLink {
       const moved: InboxEntry[] = [];
       for (const view of this.host.views()) {
         if (!view.takeOver) continue;
-        const owners = new Set((await view.unfinished()).map((e) => e.owner).filter((o): o is string => !!o && !live.has(o)));
+        const all = view.unfinishedOwners ? await view.unfinishedOwners() : (await view.unfinished()).map((e) => e.owner);
+        const owners = new Set(all.filter((o): o is string => !!o && !live.has(o)));
         if (owners.size === 0 || names.length === 0) continue;
         moved.push(...(await view.takeOver([...owners], names)));
       }

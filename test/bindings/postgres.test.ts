@@ -191,3 +191,32 @@ describe("PostgresBindingStore.open", () => {
     await expect(refused).rejects.not.toThrow(/hunter22/);
   });
 });
+
+describe("PostgresBindingStore for replicas and operators", () => {
+  it("names the replicas that own unfinished events, and no others", async () => {
+    const { url } = await freshSchema("own");
+    const one = await open(url, "replica-1");
+    const two = await open(url, "replica-2");
+    await one.recordInbound({ channel: "tg", eventId: "1", key: "k1", payload: {} });
+    await one.recordInbound({ channel: "tg", eventId: "2", key: "k2", payload: {} });
+    await two.recordInbound({ channel: "tg", eventId: "3", key: "k3", payload: {} });
+    await two.setInboxState("tg", "3", "done");
+    expect((await one.unfinishedOwners()).sort()).toEqual(["replica-1"]);
+    await one.setInboxState("tg", "1", "done");
+    await one.setInboxState("tg", "2", "failed");
+    expect(await one.unfinishedOwners()).toEqual([]);
+    // Another tenant's events are not this view's.
+    await two.forTenant("other").recordInbound({ channel: "tg", eventId: "4", key: "k4", payload: {} });
+    expect(await one.unfinishedOwners()).toEqual([]);
+  });
+
+  it("says whether its database role skips row-level security", async () => {
+    const { url } = await freshSchema("role");
+    expect(await (await open(url)).rowSecurityBypassed(), "the test role is not a superuser").toBe(false);
+    // The server's own superuser skips the policies (same schema, so nothing lands elsewhere).
+    const superuser = new URL(url);
+    superuser.username = "postgres";
+    superuser.password = "";
+    expect(await (await open(superuser.toString())).rowSecurityBypassed()).toBe(true);
+  });
+});

@@ -31,7 +31,7 @@ import type { AgentStatus, Harness } from "./harness/types.js";
 import { type Logger, secretScrubber } from "./log/logger.js";
 import { MediaDesk } from "./media/desk.js";
 import { Coordinator, type ReplicaInfo } from "./replicas/coordinator.js";
-import { ReplicaLink } from "./replicas/link.js";
+import { ReplicaLink, standbyReason } from "./replicas/link.js";
 import { Router, routeWarnings } from "./routing/index.js";
 import { mountAdmin, type TenantAgentStatus } from "./server/admin.js";
 import { HttpServer, httpLimits, sendJson } from "./server/http.js";
@@ -128,10 +128,12 @@ export class Gateway {
     return slot && this.reportOf(slot);
   }
 
+  /** A slot's report; with several replicas, an exclusive channel's also names its leader as last seen. */
   private reportOf(slot: ChannelSlot): ChannelReport {
+    const report = this.redact(slot.report());
     const leader = this.replicaLink?.leaderOf(slot);
-    if (leader !== undefined) slot.leader = leader;
-    return this.redact(slot.report());
+    if (leader === undefined) return report;
+    return { ...report, leader, ...(report.state === "standby" ? { reason: standbyReason(leader) } : {}) };
   }
 
   /**
@@ -142,7 +144,7 @@ export class Gateway {
     if (this.replicaLink) return this.replicaLink.replicas();
     const leads = this.slots.filter((s) => s.channel?.exclusive && s.report().state === "running").map((s) => s.name);
     const started = new Date(this.startedAt).toISOString();
-    const url = this.channelOptions().serverUrl?.() ?? null;
+    const url = this.serverUrl() ?? null;
     return [
       {
         id: this.replicaId,
@@ -271,13 +273,16 @@ export class Gateway {
         if (!slot || !this.dispatcher) return Promise.resolve({ messages: [], waiting: [] });
         return this.dispatcher.history(slot, key);
       },
-      serverUrl: () => {
-        const addr = this.server.address();
-        if (!addr) return undefined;
-        const host = addr.address === "0.0.0.0" || addr.address === "::" ? "127.0.0.1" : addr.address;
-        return `http://${host.includes(":") ? `[${host}]` : host}:${addr.port}`;
-      },
+      serverUrl: () => this.serverUrl(),
     };
+  }
+
+  /** Where this process's server answers (`http://host:port`, a wildcard address as loopback), once it listens. */
+  private serverUrl(): string | undefined {
+    const addr = this.server.address();
+    if (!addr) return undefined;
+    const host = addr.address === "0.0.0.0" || addr.address === "::" ? "127.0.0.1" : addr.address;
+    return `http://${host.includes(":") ? `[${host}]` : host}:${addr.port}`;
   }
 
   /** Looks a channel up by its configured name. */
@@ -297,16 +302,16 @@ export class Gateway {
         ? await PostgresBindingStore.open({ connection: postgresConnection(config), replica: this.replicaId })
         : new SqliteBindingStore(path.resolve(baseDir, config.storage.path), Date.now, config.storage.synchronous);
     this.store = store;
-    if (store instanceof PostgresBindingStore && (await store.rowSecurityBypassed())) {
-      logger.warn(
-        "the database role of storage.url is a superuser or has BYPASSRLS: row-level security does not keep tenants apart for it; connect as a role without them (see src/bindings/README.md)",
-      );
-    }
-    if (config.storage.kind === "postgres") {
+    if (store instanceof PostgresBindingStore) {
+      if (await store.rowSecurityBypassed()) {
+        logger.warn(
+          "the database role of storage.url is a superuser or has BYPASSRLS: row-level security does not keep tenants apart for it; connect as a role without them (see src/bindings/README.md)",
+        );
+      }
       const coordinator = await Coordinator.open({
         connection: postgresConnection(config),
         id: this.replicaId,
-        url: this.channelOptions().serverUrl?.(),
+        url: this.serverUrl(),
         logger,
       });
       this.replicaLink = new ReplicaLink(coordinator, {

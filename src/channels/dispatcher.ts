@@ -284,8 +284,13 @@ export class Dispatcher {
    */
   private async take(slot: ChannelSlot, msg: InboundMessage): Promise<boolean> {
     const { store } = this.conversations.scopeOf(slot.name);
-    if (!this.options.replicas || !store.claimInbound) return true;
-    return store.claimInbound(slot.name, msg.eventId);
+    if (!this.shared(store)) return true;
+    return store.claimInbound!(slot.name, msg.eventId);
+  }
+
+  /** Several replicas share the store: a message is ours only once claimed (which also marks it running). */
+  private shared(store: BindingStore): boolean {
+    return this.options.replicas !== undefined && store.claimInbound !== undefined;
   }
 
   /**
@@ -328,12 +333,9 @@ export class Dispatcher {
     const { store } = this.conversations.scopeOf(slot.name);
     // Stopping: a message not started yet stays `received` for the next process.
     if (!this.accepting) return;
-    if (this.options.replicas && store.claimInbound) {
-      // Another replica took it first (it received it too late, or took it over): theirs to answer.
-      if (!(await store.claimInbound(slot.name, msg.eventId))) return;
-    } else {
-      await store.setInboxState(slot.name, msg.eventId, "running");
-    }
+    // Another replica took it first (it received it too late, or took it over): theirs to answer.
+    if (!(await this.take(slot, msg))) return;
+    if (!this.shared(store)) await store.setInboxState(slot.name, msg.eventId, "running");
     try {
       await work();
       await store.setInboxState(slot.name, msg.eventId, "done");

@@ -72,8 +72,6 @@ export class ChannelSlot {
   lastError: { message: string; at: number } | undefined;
   lastInboundAt: number | undefined;
   lastOutboundAt: number | undefined;
-  /** With several replicas, for an exclusive channel: the replica that runs it (null while nobody does). */
-  leader: string | null | undefined;
   readonly counters: ChannelCounters = { inbound: 0, runs: 0, replies: 0, errors: 0, rate_limited: 0 };
 
   constructor(
@@ -107,7 +105,6 @@ export class ChannelSlot {
       last_outbound_at: iso(this.lastOutboundAt),
       counters: { ...this.counters },
       link: (this.enabled && this.channel?.link) || null,
-      ...(this.leader !== undefined ? { leader: this.leader } : {}),
     };
   }
 }

@@ -85,7 +85,6 @@ export class ReplicaLink {
         .map((slot) =>
           this.coordinator.lead(slot.name, (leading) => {
             if (leading) {
-              slot.leader = this.id;
               // A slot not started yet is started by the gateway itself, which finds it may.
               if (slot.override?.state !== "standby") return;
               this.host
@@ -105,17 +104,10 @@ export class ReplicaLink {
   }
 
   private standBy(slot: ChannelSlot): void {
-    const leader = this.coordinator.knownLeader(slot.name) ?? null;
-    slot.leader = leader;
-    slot.override = {
-      state: "standby",
-      reason: leader
-        ? `replica ${leader} runs this channel; this one takes over if it stops`
-        : "no replica runs this channel yet; this one is competing for it",
-    };
+    slot.override = { state: "standby", reason: standbyReason(this.leaderOf(slot) ?? null) };
   }
 
-  /** The replica leading a channel, as last seen, for reports. */
+  /** The replica leading a channel, as last seen (no query), for reports; undefined for a shared channel. */
   leaderOf(slot: ChannelSlot): string | null | undefined {
     if (!slot.channel?.exclusive) return undefined;
     return this.coordinator.leads(slot.name) ? this.id : (this.coordinator.knownLeader(slot.name) ?? null);
@@ -167,4 +159,11 @@ export class ReplicaLink {
     await this.sweeping.catch(() => undefined);
     await this.coordinator.close();
   }
+}
+
+/** Why a channel stands by on this replica, naming the one that runs it. */
+export function standbyReason(leader: string | null): string {
+  return leader
+    ? `replica ${leader} runs this channel; this one takes over if it stops`
+    : "no replica runs this channel yet; this one is competing for it";
 }

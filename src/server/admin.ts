@@ -201,6 +201,9 @@ export function mountAdmin(server: HttpServer, source: AdminSource, options: Adm
   };
   /** The channel reports a caller may see. */
   const reports = (caller: Caller) => source.reports().filter((r) => sees(caller, source.tenantOf(r.name)));
+  /** The live replicas; which one runs which channel spans tenants, so a tenant's token sees only its channels' leaders. */
+  const replicas = async (caller: Caller) =>
+    (await source.replicas()).map((r) => ({ ...r, leads: r.leads.filter((name) => sees(caller, source.tenantOf(name))) }));
   /** A channel the caller may see, or a 404 already sent. */
   const visible = (res: ServerResponse, name: string, caller: Caller): boolean => {
     if (source.report(name) && sees(caller, source.tenantOf(name))) return true;
@@ -232,7 +235,8 @@ export function mountAdmin(server: HttpServer, source: AdminSource, options: Adm
         .map((r) => r.name);
       const state = server.pausedFor ?? "running";
       const status = await probedAgent();
-      const admin = callerOf(req, options)?.tenant === undefined && callerOf(req, options) !== undefined;
+      const caller = callerOf(req, options);
+      const admin = caller !== undefined && caller.tenant === undefined;
       const agent = status ? readyAgent(status, admin) : null;
       const problems = [
         ...(state === "running" ? [] : [`the gateway is ${state}`]),
@@ -274,12 +278,7 @@ export function mountAdmin(server: HttpServer, source: AdminSource, options: Adm
   server.route(
     "GET",
     "/api/replicas",
-    guarded(async (_req, res, _params, caller) => {
-      // Which replica runs which channel spans tenants: a tenant's token sees only its channels' leaders.
-      const mine = (name: string) => sees(caller, source.tenantOf(name));
-      const replicas = (await source.replicas()).map((r) => ({ ...r, leads: r.leads.filter(mine) }));
-      sendJson(res, 200, { replicas });
-    }),
+    guarded(async (_req, res, _params, caller) => sendJson(res, 200, { replicas: await replicas(caller) })),
     OPEN,
   );
   server.route(
@@ -330,10 +329,11 @@ export function mountAdmin(server: HttpServer, source: AdminSource, options: Adm
     "/",
     guarded(async (_req, res, _params, caller) => {
       const agents = (await probedAgents()).filter((a) => sees(caller, a.tenant));
-      const mine = (name: string) => sees(caller, source.tenantOf(name));
-      const replicas = (await source.replicas().catch(() => [])).map((r) => ({ ...r, leads: r.leads.filter(mine) }));
+      const shown = await replicas(caller).catch(() => []);
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-      res.end(renderStatusPage(reports(caller), { version: options.version, startedAt: source.startedAt, agents, replicas }));
+      res.end(
+        renderStatusPage(reports(caller), { version: options.version, startedAt: source.startedAt, agents, replicas: shown }),
+      );
     }),
     OPEN,
   );

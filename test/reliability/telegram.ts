@@ -5,6 +5,7 @@
  * records which messages such calls created, so the ledger can count those copies apart.
  */
 import { FakeTelegram, type FakeUser, type Update } from "../fakes/telegram/index.js";
+import { seeded } from "../helpers/seeded.js";
 import { type BotMessage, Ledger, type Outcome } from "./ledger.js";
 import { expectedReply, type FaultKind, type ReplyKind } from "./model.js";
 import { type HttpProxy, startProxy } from "./proxy.js";
@@ -93,15 +94,4 @@ export class TelegramWorld {
     await this.proxy.close();
     await this.fake.close();
   }
-}
-
-/** mulberry32: a seeded generator, so a run's faults can be replayed. */
-function seeded(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }

@@ -9,6 +9,8 @@
  * `timeout` reaches the app but its answer is treated as late (the app has the event, Slack
  * thinks not), `connection_failed` never reaches it.
  */
+
+import { seeded } from "../../helpers/seeded.js";
 import type { EnvelopeType } from "./transport.js";
 import { type DeliveryResult, postSigned } from "./transport.js";
 import type { Json } from "./web-api.js";
@@ -132,15 +134,4 @@ export class HttpDelivery {
     }
     return undefined;
   }
-}
-
-/** mulberry32: deterministic, so a failing run can be replayed. */
-function seeded(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }

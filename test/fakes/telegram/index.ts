@@ -10,6 +10,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { closeServer } from "../../../src/server/http.js";
+import { seeded } from "../../helpers/seeded.js";
 import { ApiError, BotApi, type CallbackRecord } from "./api.js";
 import { type ChatKind, type ChatMessage, ChatStore, type FakeChat, type FakeUser, userEntities } from "./chats.js";
 import { FileStore, type MediaKind, type MessageMedia, readMultipart, UploadTooLarge } from "./files.js";
@@ -297,14 +298,7 @@ export class FakeTelegram {
   // ---- faults ----
 
   inject(fault: Fault): void {
-    let state = fault.seed ?? 1;
-    const rng = () => {
-      // mulberry32: deterministic, so a failing run can be replayed.
-      state = (state + 0x6d2b79f5) | 0;
-      let t = Math.imul(state ^ (state >>> 15), 1 | state);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
+    const rng = seeded(fault.seed ?? 1);
     const left = fault.times ?? (fault.probability !== undefined ? Number.POSITIVE_INFINITY : 1);
     this.faults.push({ ...fault, left, rng });
   }

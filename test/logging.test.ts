@@ -44,3 +44,24 @@ channels:
     expect(JSON.parse(out.lines[0] ?? "")).toMatchObject({ msg: "hello", a: 1, level: 30 });
   });
 });
+
+describe("adapter log lines", () => {
+  // The registry hands each adapter a logger bound to `channel`; naming it again in a call
+  // writes the key twice into one JSON object.
+  it("never name the channel again in a call on the adapter's own logger", async () => {
+    const { readdirSync, readFileSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const root = join(import.meta.dirname, "../src/channels");
+    const offenders: string[] = [];
+    for (const dir of readdirSync(root, { withFileTypes: true }).filter((d) => d.isDirectory())) {
+      for (const file of readdirSync(join(root, dir.name), { recursive: true }) as string[]) {
+        if (!file.endsWith(".ts")) continue;
+        const text = readFileSync(join(root, dir.name, file), "utf8");
+        for (const m of text.matchAll(/this\.logger(?:\.\w+|\[\w+\])\(\s*\{([^}]*)\}/g)) {
+          if (/\bchannel\s*:/.test(m[1] ?? "")) offenders.push(`${dir.name}/${file}: ${m[0].replace(/\s+/g, " ")}`);
+        }
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+});

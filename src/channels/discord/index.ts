@@ -128,7 +128,7 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
       (err, what) => this.fail(err, what),
       (message) => {
         this.life.noteError(message);
-        this.logger.warn({ channel: this.name }, message);
+        this.logger.warn(message);
       },
     );
   }
@@ -154,7 +154,7 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
     this.identity = { id: user.id, name: user.username };
     await this.registerCommands(client);
     this.life.connected();
-    this.logger.info({ channel: this.name, bot: user.username, guilds: client.guilds.cache.size }, "discord channel started");
+    this.logger.info({ bot: user.username, guilds: client.guilds.cache.size }, "discord channel started");
   }
 
   /** Leaves the Gateway and lets held clicks go; safe to call more than once. */
@@ -216,7 +216,7 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
       await this.rest().post(Routes.channelTyping(channelId));
     } catch (err) {
       // A missing typing indicator is harmless; the reply itself will report real trouble.
-      this.logger.debug({ channel: this.name, err: errorMessage(err) }, "typing failed");
+      this.logger.debug({ err: errorMessage(err) }, "typing failed");
     }
   }
 
@@ -256,10 +256,8 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
     client.on(Events.ShardReady, () => {
       if (this.identity) this.life.connected();
     });
-    client.on(Events.ShardError, (err) =>
-      this.logger.warn({ channel: this.name, err: errorMessage(err) }, "discord gateway error"),
-    );
-    client.on(Events.Error, (err) => this.logger.warn({ channel: this.name, err: errorMessage(err) }, "discord client error"));
+    client.on(Events.ShardError, (err) => this.logger.warn({ err: errorMessage(err) }, "discord gateway error"));
+    client.on(Events.Error, (err) => this.logger.warn({ err: errorMessage(err) }, "discord client error"));
   }
 
   private async onMessage(message: Message): Promise<void> {
@@ -279,7 +277,7 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
         },
       });
     } catch (err) {
-      this.logger.warn({ channel: this.name, err: errorMessage(err) }, "could not tell the user their message was not taken");
+      this.logger.warn({ err: errorMessage(err) }, "could not tell the user their message was not taken");
     }
   }
 
@@ -294,7 +292,7 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
       } catch (err) {
         const wait = SINK_BACKOFF_MS[attempt];
         this.life.noteError(`[${this.name}] a message was not recorded: ${errorMessage(err)}`);
-        this.logger.warn({ channel: this.name, err: errorMessage(err), retryInMs: wait }, "discord message not recorded");
+        this.logger.warn({ err: errorMessage(err), retryInMs: wait }, "discord message not recorded");
         if (wait === undefined || !this.client) return false;
         await new Promise((r) => setTimeout(r, wait));
       }
@@ -306,7 +304,7 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
       if (interaction.isButton()) await this.onClick(interaction);
       else if (interaction.isChatInputCommand()) await this.onCommand(interaction);
     } catch (err) {
-      this.logger.warn({ channel: this.name, err: errorMessage(err) }, "discord interaction failed");
+      this.logger.warn({ err: errorMessage(err) }, "discord interaction failed");
     }
   }
 
@@ -350,7 +348,7 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
       const code = discordErrorCode(err);
       const level =
         code === DiscordCode.UnknownInteraction || code === DiscordCode.InteractionAlreadyAcknowledged ? "debug" : "warn";
-      this.logger[level]({ channel: this.name, err: errorMessage(err) }, "answering a Discord interaction failed");
+      this.logger[level]({ err: errorMessage(err) }, "answering a Discord interaction failed");
     }
   }
 
@@ -367,7 +365,7 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
     if (!problem) return;
     this.life.noteError(problem);
     this.life.failed(problem);
-    this.logger.error({ channel: this.name, code }, problem.message);
+    this.logger.error({ code }, problem.message);
   }
 
   // ---- setup ----
@@ -422,7 +420,7 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
       } catch (err) {
         const mapped = mapDiscordError(this.name, err, `registering slash commands (${route})`);
         this.life.noteError(mapped);
-        this.logger.warn({ channel: this.name, err: mapped.message }, "slash commands not registered");
+        this.logger.warn({ err: mapped.message }, "slash commands not registered");
       }
     }
   }

@@ -20,7 +20,6 @@ export class ClickAnswers {
   private readonly holds = new ClickHolds();
 
   constructor(
-    private readonly channel: string,
     private readonly telegram: () => Telegram,
     private readonly logger: Logger,
   ) {}
@@ -45,7 +44,7 @@ export class ClickAnswers {
       await api.answerCbQuery(queryId, text, text ? { show_alert: true } : undefined);
     } catch (err) {
       // A redelivered click's query may be too old to answer; the click itself still counts.
-      this.logger.debug({ channel: this.channel, err: errorMessage(err) }, "answerCallbackQuery failed");
+      this.logger.debug({ err: errorMessage(err) }, "answerCallbackQuery failed");
     }
   }
 

@@ -64,10 +64,7 @@ export class TelegramFiles {
         if (!(err instanceof TelegramError && err.code === 400 && PHOTO_REFUSED.test(err.description))) {
           throw this.failure(err, "sendPhoto");
         }
-        this.logger.info(
-          { channel: this.channel, file: file.name, err: errorMessage(err) },
-          "sendPhoto refused the image; sending it as a document",
-        );
+        this.logger.info({ file: file.name, err: errorMessage(err) }, "sendPhoto refused the image; sending it as a document");
       }
     }
     const sent = await this.call("sendDocument", () => telegram.sendDocument(ref.chatId, input(), extra));

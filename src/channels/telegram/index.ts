@@ -81,7 +81,7 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
       maxButtons: 10,
       typingIntervalMs: 4500,
     };
-    this.clicks = new ClickAnswers(this.name, () => this.telegram(), this.logger);
+    this.clicks = new ClickAnswers(() => this.telegram(), this.logger);
     this.files = new TelegramFiles(
       this.name,
       () => this.telegram(),
@@ -99,7 +99,7 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
     this.handleUpdates(bot);
     this.bot = bot;
     await this.startTransport(bot);
-    this.logger.info({ channel: this.name, mode: this.config.mode, bot: this.identity.username }, "telegram channel started");
+    this.logger.info({ mode: this.config.mode, bot: this.identity.username }, "telegram channel started");
   }
 
   /** Releases the poller, the route and held clicks; safe to call more than once. */
@@ -168,7 +168,7 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
       await this.telegram().sendChatAction(ref.chatId, "typing", ref.threadId ? { message_thread_id: Number(ref.threadId) } : {});
     } catch (err) {
       // A missing typing indicator is harmless; the reply itself will report real trouble.
-      this.logger.debug({ channel: this.name, err: errorMessage(err) }, "sendChatAction failed");
+      this.logger.debug({ err: errorMessage(err) }, "sendChatAction failed");
     }
   }
 
@@ -253,7 +253,7 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
       const message = `[${this.name}] an update was not recorded (fetched again in ${retryInMs} ms): ${errorMessage(err)}`;
       this.life.noteError(message);
       this.life.degraded(message, true);
-      this.logger.warn({ channel: this.name, err: errorMessage(err), retryInMs }, "telegram update not recorded");
+      this.logger.warn({ err: errorMessage(err), retryInMs }, "telegram update not recorded");
       return true;
     }
     const mapped = mapTelegramError(this.name, err, "getUpdates");
@@ -261,10 +261,7 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
     this.life.noteError(mapped);
     if (fatal) this.life.failed(mapped);
     else this.life.degraded(mapped.message);
-    this.logger.warn(
-      { channel: this.name, err: mapped.message, retryInMs: fatal ? undefined : retryInMs },
-      "telegram polling failed",
-    );
+    this.logger.warn({ err: mapped.message, retryInMs: fatal ? undefined : retryInMs }, "telegram polling failed");
     return !fatal;
   }
 
@@ -296,7 +293,7 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
       await callback(req as Parameters<WebhookCallback>[0], res);
     } catch (err) {
       // Telegraf already answered 500 (set in bot.catch), so Telegram delivers the update again.
-      this.logger.warn({ channel: this.name, err: errorMessage(err) }, "telegram update not recorded; Telegram will redeliver");
+      this.logger.warn({ err: errorMessage(err) }, "telegram update not recorded; Telegram will redeliver");
     }
   }
 
@@ -379,7 +376,7 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
       return await html();
     } catch (err) {
       if (!isParseError(err)) throw this.noteError(mapTelegramError(this.name, err, method));
-      this.logger.warn({ channel: this.name, err: errorMessage(err) }, "Telegram rejected the HTML; sending plain text");
+      this.logger.warn({ err: errorMessage(err) }, "Telegram rejected the HTML; sending plain text");
     }
     try {
       return await plain();

@@ -5,6 +5,8 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     // A PostgreSQL database of the run's own, dropped at the end (see the file).
     globalSetup: ["test/helpers/postgres-global.ts"],
+    // Every wait for a condition gets a deadline of at least 15 s (see the file).
+    setupFiles: ["test/helpers/setup.ts"],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: "forks",

@@ -16,6 +16,9 @@ import { createLogger, type Logger } from "../log/logger.js";
 import type { SupervisorOptions } from "../supervisor.js";
 import { type MockModel, mockModelConfig, startMockModel } from "./mock-model.js";
 
+/** The waiting helpers, here too for the tests that import them with the gateway. */
+export { eventually, setWaitFloor, sleep } from "./wait.js";
+
 export interface TestGatewayOptions {
   /** `channels:` section. */
   channels: Record<string, Record<string, unknown>>;
@@ -157,25 +160,3 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     },
   };
 }
-
-/** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
-export async function eventually<T>(
-  check: () => T | undefined | false | Promise<T | undefined | false>,
-  timeoutMs = 10_000,
-  what = "condition",
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await check();
-      if (value !== undefined && value !== false) return value;
-    } catch (err) {
-      lastError = err;
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ""}`);
-}
-
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -12,9 +12,7 @@ export {
 } from "./contract/index.js";
 export type { ContractDriver, GroupDriver, GroupMember, VisibleMessage } from "./driver.js";
 export {
-  eventually,
   freePort,
-  sleep,
   startTestGateway,
   type TestGateway,
   type TestGatewayOptions,
@@ -22,3 +20,4 @@ export {
 } from "./gateway.js";
 export { contentText, lastUserImages, type MockModel, mockModelConfig, startMockModel } from "./mock-model.js";
 export { type RecordedCall, type RecordingTools, recordingTools } from "./tools.js";
+export { eventually, setWaitFloor, sleep } from "./wait.js";

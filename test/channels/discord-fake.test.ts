@@ -1,6 +1,8 @@
 /** The fake Discord refuses what Discord refuses and serves the real discord.js: these tests drive discord.js itself. */
+
 import { Client, GatewayIntentBits, type Message, Partials, Routes } from "discord.js";
 import { afterEach, describe, expect, it } from "vitest";
+import { eventually } from "../../src/testing/wait.js";
 import { type DiscordDriver, discordDriver } from "../fakes/discord/driver.js";
 import { ALICE, BOB, CAROL, CHANNELS, FakeDiscord, type FakeOptions } from "../fakes/discord/index.js";
 import { readMarkdown } from "../fakes/discord/markdown.js";
@@ -49,11 +51,7 @@ function nextMessage(c: Client): Promise<Message> {
 }
 
 async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await eventually(check, timeoutMs, what);
 }
 
 async function status(p: Promise<unknown>): Promise<{ status?: number; code?: number }> {

@@ -9,20 +9,11 @@ import type { ConversationRef } from "../../src/channels/types.js";
 import { ChannelError, PlatformAuthError, PlatformNotFoundError, PlatformRateLimitError } from "../../src/errors.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { HttpServer } from "../../src/server/http.js";
+import { eventually } from "../../src/testing/wait.js";
 import { FakeSlack } from "../fakes/slack/index.js";
 import { type AdapterRig, adapterRig } from "../fakes/slack/rig.js";
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-async function eventually<T>(check: () => T | undefined | false, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const v = check();
-    if (v !== undefined && v !== false) return v;
-    await sleep(20);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 let fake: FakeSlack;
 let rig: AdapterRig;

@@ -436,7 +436,10 @@ describe("telegram webhook mode", () => {
     rig = await webhookRig("?source=telegram");
     const update = rig.fake.dm(alice, "with a query");
     await waitFor(() => rig!.inbox.length === 1, 5000, "the update at the URL with a query");
-    expect(rig.fake.updates.deliveries.filter((d) => d.update_id === update.update_id).map((d) => d.status)).toEqual([200]);
+    // The sink resolves just before the 200 goes out: wait for Telegram to have seen it.
+    const attempts = () => rig!.fake.updates.deliveries.filter((d) => d.update_id === update.update_id).map((d) => d.status);
+    await waitFor(() => attempts().length > 0, 2000, "Telegram's record of the delivery");
+    expect(attempts()).toEqual([200]);
     const wrong = { ...update, update_id: update.update_id + 1000 };
     expect(await rig.fake.postToWebhook(wrong, "wrong")).toBe(403);
   });

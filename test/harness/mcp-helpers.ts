@@ -2,6 +2,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { eventually } from "../../src/testing/wait.js";
 import type { WireMessage } from "../fakes/openai.js";
 
 const require = createRequire(import.meta.url);
@@ -34,11 +35,7 @@ export function processExists(pid: number): boolean {
 }
 
 export async function waitFor(check: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await eventually(check, ms);
 }
 
 export function readPid(file: string): number {

@@ -4,6 +4,7 @@ import { DingTalkChannel } from "../../../src/channels/dingtalk/index.js";
 import type { InboundMessage } from "../../../src/channels/types.js";
 import { silentLogger } from "../../../src/log/logger.js";
 import { HttpServer } from "../../../src/server/http.js";
+import { eventually } from "../../../src/testing/wait.js";
 import { FakeDingTalk } from "./index.js";
 
 export const TEMPLATE = "tpl-ai-card.schema";
@@ -75,14 +76,8 @@ export async function startRig(config: Record<string, unknown> = {}, fakeOpts: P
 }
 
 /** Polls until `check` returns something other than undefined/false. */
-export async function until<T>(check: () => T | undefined | false, what: string, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+export function until<T>(check: () => T | undefined | false, what: string, timeoutMs = 5_000): Promise<T> {
+  return eventually(check, timeoutMs, what);
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -5,6 +5,7 @@
  * clicks happen there without a mention; with `thread: false` every message mentions the bot in
  * "general". Refused clicks are answered with ephemeral messages only the clicker sees.
  */
+import { eventually } from "../../../src/testing/wait.js";
 import type { BotFile, ContractDriver, GroupDriver, GroupMember, UserFile, VisibleMessage } from "../../contract/driver.js";
 import type { UserEvent } from "./events.js";
 import { ALICE, BOB, CAROL, CHANNELS, FakeDiscord, type FakeOptions, type FakeUser, type MessageView } from "./index.js";
@@ -203,11 +204,7 @@ async function newestShowing(messages: () => MessageView[], label: string): Prom
 }
 
 async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`fake discord: timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await eventually(check, timeoutMs, `fake discord: ${what}`);
 }
 
 function visible(m: MessageView): VisibleMessage {

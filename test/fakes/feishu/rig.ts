@@ -8,6 +8,7 @@ import { FeishuChannel } from "../../../src/channels/feishu/index.js";
 import type { InboundMessage } from "../../../src/channels/types.js";
 import { createLogger, type Logger } from "../../../src/log/logger.js";
 import { HttpServer } from "../../../src/server/http.js";
+import { eventually } from "../../../src/testing/wait.js";
 import { FakeFeishu } from "./index.js";
 import type { WorldOptions } from "./state.js";
 
@@ -84,12 +85,6 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
   };
 }
 
-export async function waitFor<T>(check: () => T | undefined | false, timeoutMs = 5000, what = "condition"): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = check();
-    if (value !== undefined && value !== false) return value;
-    await new Promise((r) => setTimeout(r, 15));
-  }
-  throw new Error(`timed out waiting for ${what}`);
+export function waitFor<T>(check: () => T | undefined | false, timeoutMs = 5000, what = "condition"): Promise<T> {
+  return eventually(check, timeoutMs, what);
 }

@@ -1,4 +1,5 @@
 /** ContractDriver over the fake Telegram: a DM between Alice and the bot, by polling or webhook. */
+import { eventually } from "../../../src/testing/wait.js";
 import type { BotFile, ContractDriver, GroupDriver, GroupMember, UserFile, VisibleMessage } from "../../contract/driver.js";
 import { type ChatMessage, FakeTelegram as Fake, type FakeTelegram, type FakeUser, type Update } from "./index.js";
 
@@ -150,11 +151,7 @@ export class TelegramDriver implements ContractDriver {
   }
 
   private async until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!check()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await eventually(check, timeoutMs, what);
   }
 }
 

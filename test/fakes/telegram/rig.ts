@@ -6,6 +6,7 @@ import { TelegramChannel, TelegramChannelConfig } from "../../../src/channels/te
 import type { InboundMessage } from "../../../src/channels/types.js";
 import { silentLogger } from "../../../src/log/logger.js";
 import { HttpServer } from "../../../src/server/http.js";
+import { eventually } from "../../../src/testing/wait.js";
 import { FakeTelegram, type FakeTelegramOptions } from "./index.js";
 
 export interface Rig {
@@ -66,14 +67,8 @@ export async function startRig(config: RigConfig = {}, options: RigOptions = {})
   return rig;
 }
 
-export async function waitFor<T>(check: () => T | undefined | null | false, timeoutMs = 5000, what = "condition"): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined && value !== null && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 15));
-  }
+export function waitFor<T>(check: () => T | undefined | null | false, timeoutMs = 5000, what = "condition"): Promise<T> {
+  return eventually(check, timeoutMs, what);
 }
 
 export const alice = { id: 1001, first_name: "Alice", username: "alice" };

@@ -36,6 +36,7 @@ import { Router, routeWarnings } from "./routing/index.js";
 import { mountAdmin, type TenantAgentStatus } from "./server/admin.js";
 import { HttpServer, httpLimits, sendJson } from "./server/http.js";
 import { GatewayMetrics } from "./server/metrics.js";
+import { connectionWarning } from "./storage/connections.js";
 import { Supervisor, type SupervisorOptions } from "./supervisor.js";
 import { VERSION } from "./version.js";
 
@@ -314,6 +315,13 @@ export class Gateway {
         url: this.serverUrl(),
         logger,
       });
+      const warning = connectionWarning(
+        config.storage.pool_size,
+        this.tenancy.tenants().length,
+        (await coordinator.liveIds()).size,
+        await store.connectionLimit(),
+      );
+      if (warning) logger.warn(warning);
       this.replicaLink = new ReplicaLink(coordinator, {
         slots: () => this.slots,
         dispatcher: () => this.dispatcher,

@@ -261,6 +261,15 @@ class PostgresTenantStore implements BindingStore {
     return rows[0]?.bypass === true;
   }
 
+  /** How many connections ordinary roles may open on the server: `max_connections` less the superusers' reserve. */
+  async connectionLimit(): Promise<number> {
+    const [row] = await this.rows<{ available: number }>(
+      "SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int AS available",
+      [],
+    );
+    return Number(row?.available ?? 0);
+  }
+
   async pruneInbox(before: number): Promise<number> {
     const result = await this.pool().query(
       "DELETE FROM antler_inbox WHERE tenant = $1 AND state IN ('done', 'failed') AND received_at < $2",

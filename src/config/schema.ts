@@ -61,8 +61,11 @@ export const StorageConfig = z
     synchronous: z.enum(["normal", "full"]).default("normal"),
     /** The PostgreSQL database (`postgres://user:password@host:5432/db`); required when kind is postgres. */
     url: z.string().optional(),
-    /** Most connections each pool opens (one pool per tenant, and one for the checkpoints). */
-    pool_size: num().pipe(z.number().int().min(2)).default(10),
+    /**
+     * Most connections each pool opens (one pool per tenant, and one for the checkpoints). The
+     * default lets 3 replicas with 2 tenants fit PostgreSQL's default max_connections of 100.
+     */
+    pool_size: num().pipe(z.number().int().min(2)).default(8),
   })
   .superRefine((storage, ctx) => {
     if (storage.kind !== "postgres") return;

@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import { Command } from "@langchain/langgraph";
 import { afterEach, describe, expect, it } from "vitest";
 import { checkpointSchema, PostgresCheckpoints } from "../../src/harness/checkpoints-postgres.js";
+import { createLogger } from "../../src/log/logger.js";
 import { eventually, startTestGateway, type TestGateway } from "../contract/gateway.js";
 import { LoopbackWorld } from "../fakes/loopback.js";
 import { contentText, type MockModel, startMockModel } from "../fakes/openai.js";
@@ -79,6 +80,20 @@ describe("PostgresCheckpoints", () => {
 });
 
 describe("gateway on PostgreSQL", () => {
+  it("warns at start when its replicas could open more connections than the server allows", async () => {
+    const { url } = await freshSchema("gw");
+    const lines: string[] = [];
+    const logger = createLogger({ level: "warn", secrets: [], destination: { write: (l: string) => void lines.push(l) } });
+    const world = new LoopbackWorld();
+    // One replica, one tenant: 2 pools of 60 + 5 is over any server's 100 less its reserve.
+    const storage = { kind: "postgres", url, pool_size: 60 };
+    gateways.push(await startTestGateway({ channels: { loop: world.channelConfig() }, storage, logger }));
+    const warning = lines.map((l) => JSON.parse(l) as { msg: string }).find((l) => l.msg.includes("PostgreSQL connections"));
+    expect(warning?.msg).toMatch(
+      /1 replica\(s\) with 1 tenant\(s\) and storage\.pool_size 60 may open 125 PostgreSQL connections/,
+    );
+  });
+
   it("keeps a conversation with the embedded agent across a restart", async () => {
     const { url } = await freshSchema("gw");
     const storage = { kind: "postgres", url, pool_size: 4 };

@@ -55,10 +55,22 @@ describe("routes", () => {
     expect(r.route({ ...group, user: "U9" }).agent).toBe("personal");
   });
 
-  it("matches on chat type: dm or group", () => {
-    const r = router("routes:\n  - { chat_type: dm, agent: personal }\n  - { chat_type: group, agent: support }\n");
+  it("matches on chat type: direct or group", () => {
+    const r = router("routes:\n  - { chat_type: direct, agent: personal }\n  - { chat_type: group, agent: support }\n");
     expect(r.route(dm).agent).toBe("personal");
     expect(r.route(group).agent).toBe("support");
+  });
+
+  it("still reads chat_type dm, the old name of direct, with a warning", () => {
+    const text = `${AGENTS}routes:\n  - { chat_type: dm, agent: personal }\n  - { chat_type: direct, agent: research }\n`;
+    const config = parseConfig(text, {});
+    const r = new Router(config);
+    expect(r.route(dm).agent).toBe("personal");
+    expect(r.route(group).agent).toBe("default");
+    expect(routeWarnings(config)).toEqual([
+      "routes[0].chat_type: dm is deprecated: write direct",
+      "routes[1] (agent research): routes[0] matches every chat it would, so it never matches",
+    ]);
   });
 
   it("matches on workspace, and never matches a chat without one", () => {
@@ -69,7 +81,7 @@ describe("routes", () => {
   });
 
   it("needs every matcher of a rule to hold", () => {
-    const r = router("routes:\n  - { channel: slack, chat_type: dm, agent: personal }\n");
+    const r = router("routes:\n  - { channel: slack, chat_type: direct, agent: personal }\n");
     expect(r.route(group).agent).toBe("default");
     expect(r.route({ ...group, chatType: "direct" }).agent).toBe("personal");
   });
@@ -168,7 +180,7 @@ describe("config checks", () => {
 
   it("warns about rules that can never match", () => {
     const config = parseConfig(
-      `${AGENTS}  dingtalk: { enabled: false }\nroutes:\n  - { chat_type: dm, agent: personal }\n  - { chat_type: dm, user: u1, agent: research }\n  - { channel: dingtalk, agent: support }\n  - { chat: [], agent: support }\n`,
+      `${AGENTS}  dingtalk: { enabled: false }\nroutes:\n  - { chat_type: direct, agent: personal }\n  - { chat_type: direct, user: u1, agent: research }\n  - { channel: dingtalk, agent: support }\n  - { chat: [], agent: support }\n`,
       {},
     );
     expect(routeWarnings(config)).toEqual([

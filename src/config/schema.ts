@@ -284,7 +284,8 @@ export const RouteRule = z.strictObject({
   user: matchList().optional(),
   /** Slack team id, Feishu tenant key, DingTalk corp id, Discord guild id. */
   workspace: matchList().optional(),
-  chat_type: z.preprocess((v) => (typeof v === "string" ? [v] : v), z.array(z.enum(["dm", "group"]))).optional(),
+  /** `direct` (a one-to-one chat) or `group`; `dm` is the deprecated old name of `direct`. */
+  chat_type: z.preprocess((v) => (typeof v === "string" ? [v] : v), z.array(z.enum(["direct", "group", "dm"]))).optional(),
   /** False: `/agent` cannot switch the chats this rule matches. */
   allow_switch: bool().default(true),
   /** The agents `/agent` offers in these chats; every agent of the chat's tenant when absent. */

@@ -46,13 +46,19 @@ function inputValue(input: RouteInput, matcher: Matcher): string | undefined {
     case "workspace":
       return input.workspace;
     case "chat_type":
-      return input.chatType === "direct" ? "dm" : "group";
+      return input.chatType;
   }
+}
+
+/** A rule's values for `matcher`; `dm`, the old name of a direct chat, reads as `direct`. */
+function wantedBy(rule: RouteRule, matcher: Matcher): readonly string[] | undefined {
+  const wanted = rule[matcher] as readonly string[] | undefined;
+  return matcher === "chat_type" ? wanted?.map((t) => (t === "dm" ? "direct" : t)) : wanted;
 }
 
 function matches(rule: RouteRule, input: RouteInput): boolean {
   return MATCHERS.every((m) => {
-    const wanted = rule[m] as readonly string[] | undefined;
+    const wanted = wantedBy(rule, m);
     if (wanted === undefined) return true;
     const value = inputValue(input, m);
     return value !== undefined && wanted.includes(value);
@@ -95,6 +101,7 @@ export function routeWarnings(config: AppConfig): string[] {
   const warnings: string[] = [];
   config.routes.forEach((rule, i) => {
     const at = `routes[${i}] (agent ${rule.agent})`;
+    if (rule.chat_type?.includes("dm")) warnings.push(`routes[${i}].chat_type: dm is deprecated: write direct`);
     for (const m of MATCHERS) {
       if ((rule[m] as readonly string[] | undefined)?.length === 0)
         warnings.push(`${at}: ${m} is an empty list, so it never matches`);
@@ -115,9 +122,9 @@ export function routeWarnings(config: AppConfig): string[] {
 /** `a` matches every input `b` matches: each matcher of `a` is also in `b`, with no value `a` lacks. */
 function covers(a: RouteRule, b: RouteRule): boolean {
   return MATCHERS.every((m) => {
-    const mine = a[m] as readonly string[] | undefined;
+    const mine = wantedBy(a, m);
     if (mine === undefined) return true;
-    const theirs = b[m] as readonly string[] | undefined;
+    const theirs = wantedBy(b, m);
     return theirs?.every((v) => mine.includes(v));
   });
 }

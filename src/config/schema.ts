@@ -316,8 +316,13 @@ export const TranscriptionConfig = z.strictObject({
 /** Files, images and voice that users send, and files the agent sends back. */
 export const MediaConfig = z
   .strictObject({
-    /** Largest file taken from a chat or sent to it, in MB. */
+    /** Largest file taken from a chat or sent to it, in MiB (1 MiB = 1,048,576 bytes). */
     max_file_mb: num().pipe(z.number().positive()).default(20),
+    /**
+     * How long one attachment's download may take, from its first request to its last byte; past
+     * it the download is aborted and the user gets a notice naming the file.
+     */
+    download_timeout_ms: num().pipe(z.number().int().positive()).default(30_000),
     /** MIME types taken, exact or with a `/*` wildcard; others get a notice. */
     allowed_types: z
       .array(z.string())

@@ -18,6 +18,7 @@ import type {
   ChannelContext,
   ConversationRef,
   HttpMount,
+  DownloadOptions,
   InboundAttachment,
   InboundMessage,
   InboundSink,
@@ -155,8 +156,8 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
   }
 
   /** The file of `attachment` (a file_id from the message), read up to `maxBytes`. */
-  download(_msg: InboundMessage, attachment: InboundAttachment, maxBytes: number): Promise<Uint8Array> {
-    return this.files.download(attachment, maxBytes);
+  download(_msg: InboundMessage, attachment: InboundAttachment, maxBytes: number, options?: DownloadOptions): Promise<Uint8Array> {
+    return this.files.download(attachment, maxBytes, options?.signal);
   }
 
   sendFile(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle> {

@@ -328,12 +328,7 @@ export interface Channel {
    * `options.signal` aborts (the user's `/stop`, or `media.download_timeout_ms` passing) every
    * request of the download ends, its body included, and the promise rejects.
    */
-  download?(
-    msg: InboundMessage,
-    attachment: InboundAttachment,
-    maxBytes: number,
-    options?: DownloadOptions,
-  ): Promise<Uint8Array>;
+  download?(msg: InboundMessage, attachment: InboundAttachment, maxBytes: number, options?: DownloadOptions): Promise<Uint8Array>;
   /** Posts a file as a native upload (a document or photo) in the conversation of `ref`. */
   sendFile?(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle>;
   /** The largest file `sendFile` can post, in bytes, when the platform has a lower limit than `media.max_file_mb`. */

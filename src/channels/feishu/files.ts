@@ -50,7 +50,13 @@ export async function downloadAttachment(
     throw new FileTooLargeError(channel, maxBytes, attachment.size);
   }
   const path = `open-apis/im/v1/messages/${encodeURIComponent(src.message_id)}/resources/${encodeURIComponent(src.file_key)}`;
-  const request = { method: "GET", url: path, params: { type: src.type }, responseType: "stream" as const, $return_headers: true };
+  const request = {
+    method: "GET",
+    url: path,
+    params: { type: src.type },
+    responseType: "stream" as const,
+    $return_headers: true,
+  };
   const res = await api.call(
     "download file",
     () =>

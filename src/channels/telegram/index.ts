@@ -17,8 +17,8 @@ import type {
   ChannelCapabilities,
   ChannelContext,
   ConversationRef,
-  HttpMount,
   DownloadOptions,
+  HttpMount,
   InboundAttachment,
   InboundMessage,
   InboundSink,
@@ -156,7 +156,12 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
   }
 
   /** The file of `attachment` (a file_id from the message), read up to `maxBytes`. */
-  download(_msg: InboundMessage, attachment: InboundAttachment, maxBytes: number, options?: DownloadOptions): Promise<Uint8Array> {
+  download(
+    _msg: InboundMessage,
+    attachment: InboundAttachment,
+    maxBytes: number,
+    options?: DownloadOptions,
+  ): Promise<Uint8Array> {
     return this.files.download(attachment, maxBytes, options?.signal);
   }
 

@@ -10,7 +10,7 @@ import type { ConversationRef, InboundAttachment, OutboundFile } from "../types.
 import { extensionOf } from "./attachments.js";
 import { type MarkdownSenderOptions, sendRobotMessage } from "./markdown-send.js";
 
-/** DingTalk's upload limit for images and files alike: 20 MB. */
+/** DingTalk's upload limit for images and files alike: 20 MiB (20 × 1024 × 1024 bytes). */
 export const MAX_UPLOAD_BYTES = 20 * 1024 * 1024;
 
 /** Image formats DingTalk's media upload takes as `type=image`; other images go up as files. */

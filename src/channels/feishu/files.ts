@@ -1,7 +1,7 @@
 /**
  * Files in and out of Feishu. Downloads go through the message-resource API (`GET
  * /im/v1/messages/:id/resources/:key?type=image|file`), read as a stream and cut off at the
- * caller's limit. Uploads go to `/im/v1/images` (10 MB) or `/im/v1/files` (30 MB) and the key
+ * caller's limit. Uploads go to `/im/v1/images` (10 MiB) or `/im/v1/files` (30 MiB) and the key
  * is then posted as an `image` or `file` message where the adapter's replies go.
  */
 import type { Readable } from "node:stream";
@@ -12,9 +12,9 @@ import type { FeishuApi } from "./api.js";
 import { readSource } from "./attachments.js";
 import { mapFeishuError } from "./map-error.js";
 
-/** `/im/v1/files` refuses more than 30 MB; it is the largest upload there is. */
+/** `/im/v1/files` refuses more than 30 MiB; it is the largest upload there is. */
 export const MAX_UPLOAD_BYTES = 30 * 1024 * 1024;
-/** `/im/v1/images` refuses more than 10 MB; larger images go up as files. */
+/** `/im/v1/images` refuses more than 10 MiB; larger images go up as files. */
 export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
 /** Image formats `/im/v1/images` takes; other images (SVG, …) go up as files. */
 const IMAGE_MIMES = new Set([

@@ -56,7 +56,11 @@ export const StorageConfig = z
     /** `sqlite`: one process, one file at `path`. `postgres`: the database at `url`, shared by every replica. */
     kind: z.enum(["sqlite", "postgres"]).default("sqlite"),
     path: z.string().default("./data/antler.db"),
-    /** Folder of the files users send and the agent writes, one folder per thread; default: `files` beside `path`. */
+    /**
+     * Folder of the files users send, one folder per thread; default: `files` beside `path`. The
+     * gateway stores them; the agent reads them (`read_file`) and sends them back (`send_file`);
+     * no built-in tool writes there.
+     */
     files: z.string().optional(),
     synchronous: z.enum(["normal", "full"]).default("normal"),
     /** The PostgreSQL database (`postgres://user:password@host:5432/db`); required when kind is postgres. */

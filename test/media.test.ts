@@ -164,6 +164,48 @@ describe("time limits on a channel that takes no signal", () => {
   });
 });
 
+describe("time limits on transcription", () => {
+  async function withTranscription(timeoutMs: number) {
+    const world = new LoopbackWorld({ minEditIntervalMs: 20 });
+    gw = await startTestGateway({ channels: { loop: world.channelConfig() } });
+    const model = gw.model;
+    await gw.stop(false);
+    gw = await startTestGateway({
+      channels: { loop: world.channelConfig() },
+      model,
+      sections: { media: { transcription: { base_url: model.url, timeout_ms: timeoutMs } } },
+    });
+    return { world, gw };
+  }
+  const voice = { kind: "audio" as const, name: "voice.ogg", mime: "audio/ogg", data: Buffer.from("OggS-note") };
+
+  it("gives up on a transcription whose body stalls at timeout_ms; the note is listed and the text answered", async () => {
+    const { world, gw } = await withTranscription(1000);
+    gw.model.stallNextTranscription("body-stalls");
+    gw.model.enqueue({ text: "Got your words." });
+    const sent = Date.now();
+    await world.userSendsFile({ ...voice, caption: "and this" });
+    await eventually(() => texts(world).includes("Got your words."), 15_000, "the reply");
+    expect(texts(world)[0]).toBe("I couldn't transcribe “voice.ogg”. Please try again, or type it.");
+    expect(Date.now() - sent).toBeLessThan(1000 + 5000);
+    const asked = lastUserText(gw.model.requests.at(-1)!);
+    expect(asked).toContain("and this");
+    expect(asked).toContain("voice.ogg");
+    expect(asked).toContain("could not be transcribed");
+  });
+
+  it("/stop during a transcription ends it with the stopped notice", async () => {
+    const { world, gw } = await withTranscription(120_000);
+    gw.model.stallNextTranscription("no-answer");
+    await world.userSendsFile({ ...voice, caption: "listen" });
+    await eventually(() => gw.model.transcriptions.length === 1, 10_000, "the transcription under way");
+    await world.userSays("/stop");
+    await eventually(() => texts(world).some((t) => t.includes("Stopped: the reply was cancelled.")), 10_000, "the notice");
+    expect(texts(world).some((t) => t.includes("transcribe"))).toBe(false);
+    expect(gw.model.requests).toHaveLength(0);
+  });
+});
+
 describe("thread folders and file tools", () => {
   const root = () => mkdtempSync(path.join(tmpdir(), "antler-files-"));
 

@@ -2,7 +2,8 @@
  * A fake Telegram Bot API on 127.0.0.1 for tests (see PLATFORMS.md "Telegram"). Telegraf talks
  * to it through `telegram.apiRoot`; tests act as users through the methods below and read
  * what the chat shows. Faults: injected errors per method (429 with retry_after, 5xx), and a
- * record of every call made while a 429's retry_after had not yet passed. Several bot processes:
+ * record of every call made while a 429's retry_after had not yet passed; file URLs that never
+ * answer or stall mid-body (`downloadStalls`, ../download-stalls.ts). Several bot processes:
  * each may get a listener of its own (`listenFor`), so every call names its client; only one
  * getUpdates may be open at a time (polling.ts), and each conflict is recorded.
  */

@@ -252,6 +252,7 @@ export class Gateway {
     const outbox = new FileOutbox();
     const desk = new MediaDesk({
       config: config.media,
+      uploadTimeoutMs: config.gateway.platform_call_timeout_ms,
       files,
       outbox,
       logger: this.options.logger,

@@ -118,6 +118,94 @@ describe("attachments into the agent", () => {
   });
 });
 
+describe("time limits on a channel that takes no signal", () => {
+  it("gives up on downloads that never answer at download_timeout_ms, fetching the message's files at once", async () => {
+    const limit = 2500;
+    const { world, gw } = await boot({ download_timeout_ms: limit });
+    world.uploads.set("slow", Buffer.from("never comes"));
+    world.uploads.set("fine", PDF);
+    world.hangNext("download", 2);
+    gw.model.enqueue({ text: "Read the one that came." });
+    const sent = Date.now();
+    const file = (name: string, fileId: string) => ({ kind: "file" as const, name, mime: "text/plain", source: { fileId } });
+    await world.deliver({
+      channel: "loop",
+      eventId: "three-files",
+      ref: { channel: "loop", key: "loop:w:dm1", chatId: "dm1", chatType: "direct" },
+      user: { id: "u1" },
+      text: "all of them please",
+      mentioned: true,
+      attachments: [file("one.txt", "slow"), file("two.txt", "slow"), { ...file("report.pdf", "fine"), mime: "application/pdf" }],
+      sentAt: Date.now(),
+    });
+    await eventually(() => texts(world).some((t) => t.includes("two.txt")), 15_000, "the notices");
+    // Downloaded one after the other, the two stuck files would take two limits; at once, one.
+    expect(Date.now() - sent).toBeLessThan(2 * limit);
+    expect(texts(world).slice(0, 2)).toEqual([
+      "I couldn't download “one.txt” within 2.5 seconds. Please send it again.",
+      "I couldn't download “two.txt” within 2.5 seconds. Please send it again.",
+    ]);
+    await eventually(() => texts(world).includes("Read the one that came."), 10_000, "the reply");
+    const asked = lastUserText(gw.model.requests.at(-1)!);
+    expect(asked).toContain("all of them please");
+    expect(asked).toContain("report.pdf");
+    expect(asked).not.toContain("one.txt");
+  });
+
+  it("gives up on a file upload that never answers after platform_call_timeout_ms, with a notice", async () => {
+    const world = new LoopbackWorld({ minEditIntervalMs: 20 });
+    gw = await startTestGateway({ channels: { loop: world.channelConfig() }, gateway: { platform_call_timeout_ms: 1000 } });
+    world.hangNext("sendFile");
+    gw.model.enqueue({ toolCalls: [{ name: "send_file", args: { name: "notes.txt" } }] }, { text: "Sent it back." });
+    await world.userSendsFile({ kind: "file", name: "notes.txt", mime: "text/plain", data: Buffer.from("hi"), caption: "echo" });
+    await eventually(() => texts(world).includes("Sent it back."), 10_000, "the reply");
+    await eventually(() => texts(world).find((t) => t.includes("couldn't send “notes.txt”")), 10_000, "the notice");
+    expect(world.sentFiles).toHaveLength(0);
+  });
+});
+
+describe("time limits on transcription", () => {
+  async function withTranscription(timeoutMs: number) {
+    const world = new LoopbackWorld({ minEditIntervalMs: 20 });
+    gw = await startTestGateway({ channels: { loop: world.channelConfig() } });
+    const model = gw.model;
+    await gw.stop(false);
+    gw = await startTestGateway({
+      channels: { loop: world.channelConfig() },
+      model,
+      sections: { media: { transcription: { base_url: model.url, timeout_ms: timeoutMs } } },
+    });
+    return { world, gw };
+  }
+  const voice = { kind: "audio" as const, name: "voice.ogg", mime: "audio/ogg", data: Buffer.from("OggS-note") };
+
+  it("gives up on a transcription whose body stalls at timeout_ms; the note is listed and the text answered", async () => {
+    const { world, gw } = await withTranscription(1000);
+    gw.model.stallNextTranscription("body-stalls");
+    gw.model.enqueue({ text: "Got your words." });
+    const sent = Date.now();
+    await world.userSendsFile({ ...voice, caption: "and this" });
+    await eventually(() => texts(world).includes("Got your words."), 15_000, "the reply");
+    expect(texts(world)[0]).toBe("I couldn't transcribe “voice.ogg”. Please try again, or type it.");
+    expect(Date.now() - sent).toBeLessThan(1000 + 5000);
+    const asked = lastUserText(gw.model.requests.at(-1)!);
+    expect(asked).toContain("and this");
+    expect(asked).toContain("voice.ogg");
+    expect(asked).toContain("could not be transcribed");
+  });
+
+  it("/stop during a transcription ends it with the stopped notice", async () => {
+    const { world, gw } = await withTranscription(120_000);
+    gw.model.stallNextTranscription("no-answer");
+    await world.userSendsFile({ ...voice, caption: "listen" });
+    await eventually(() => gw.model.transcriptions.length === 1, 10_000, "the transcription under way");
+    await world.userSays("/stop");
+    await eventually(() => texts(world).some((t) => t.includes("Stopped: the reply was cancelled.")), 10_000, "the notice");
+    expect(texts(world).some((t) => t.includes("transcribe"))).toBe(false);
+    expect(gw.model.requests).toHaveLength(0);
+  });
+});
+
 describe("thread folders and file tools", () => {
   const root = () => mkdtempSync(path.join(tmpdir(), "antler-files-"));
 

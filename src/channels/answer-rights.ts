@@ -6,6 +6,7 @@
  */
 import type { PendingQuestion } from "../bindings/types.js";
 import type { Logger } from "../log/logger.js";
+import { withinCallLimit } from "./render/call-limit.js";
 import type { AccessRules, Channel, InboundMessage } from "./types.js";
 
 /** True when the sender of `msg` may answer `pending`. Questions stored without an asker are open to all. */
@@ -47,14 +48,17 @@ export async function refuseAnswer(
 /** Shows `text` to the sender of `msg` only; false when the channel cannot (then nothing was shown). */
 export async function tellPrivately(channel: Channel, msg: InboundMessage, text: string, logger: Logger): Promise<boolean> {
   if (msg.action && channel.answerAction) {
-    const answered = await channel.answerAction(msg, text).catch((err: unknown) => {
-      logger.warn({ err, channel: channel.name }, "could not answer the click");
-      return false;
-    });
+    const answered = await withinCallLimit(channel.name, "answering a click", channel.answerAction(msg, text)).catch(
+      (err: unknown) => {
+        logger.warn({ err, channel: channel.name }, "could not answer the click");
+        return false;
+      },
+    );
     if (answered) return true;
   }
   if (!channel.notifyUser) return false;
-  return channel.notifyUser(msg.ref, msg.user.id, text).catch((err: unknown) => {
+  const shown = withinCallLimit(channel.name, "a message to one user", channel.notifyUser(msg.ref, msg.user.id, text));
+  return shown.catch((err: unknown) => {
     logger.warn({ err, channel: channel.name }, "could not show a message to one user");
     return false;
   });
@@ -63,5 +67,7 @@ export async function tellPrivately(channel: Channel, msg: InboundMessage, text:
 /** Acknowledges a click the core took without a notice, so an adapter holding it open lets go. */
 export async function acknowledgeClick(channel: Channel, msg: InboundMessage, logger: Logger): Promise<void> {
   if (!msg.action || !channel.answerAction) return;
-  await channel.answerAction(msg).catch((err: unknown) => logger.debug({ err, channel: channel.name }, "click not acknowledged"));
+  await withinCallLimit(channel.name, "acknowledging a click", channel.answerAction(msg)).catch((err: unknown) =>
+    logger.debug({ err, channel: channel.name }, "click not acknowledged"),
+  );
 }

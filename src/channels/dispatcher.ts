@@ -372,7 +372,10 @@ export class Dispatcher {
       let text = msg.text;
       let images: RunImage[] | undefined;
       if (withFiles && this.options.media) {
-        const intake = await this.options.media.intake(this.channelOf(slot), msg, threadId, target.agent);
+        const channel = this.channelOf(slot);
+        const intake = await this.options.media.intake(channel, msg, threadId, target.agent, controller.signal);
+        // `/stop` (or the shutdown) during a download: say so, as a stopped run does.
+        if (controller.signal.aborted) return await this.stopped(slot, msg, controller.signal);
         for (const notice of intake.notices) await this.notify(slot, msg.ref, notice);
         if (intake.text.trim() === "" && intake.images.length === 0) return;
         text = intake.text;
@@ -389,6 +392,12 @@ export class Dispatcher {
     } finally {
       this.release(msg.ref.key, controller);
     }
+  }
+
+  /** A message stopped before its run started: left to the next process when stopping, else the stopped notice. */
+  private stopped(slot: ChannelSlot, msg: InboundMessage, signal: AbortSignal): Promise<void> {
+    if (!this.accepting) throw new LeftForNextProcess("received");
+    return this.notify(slot, msg.ref, `⚠️ ${toRunError(undefined, true, signal.reason).message}`);
   }
 
   /** Registers the conversation's message in progress, so /stop can reach it from now on. */
@@ -486,8 +495,7 @@ export class Dispatcher {
       release();
       void typing.stop();
       this.release(key, controller);
-      if (!this.accepting) throw new LeftForNextProcess("received");
-      return this.notify(slot, msg.ref, `⚠️ ${toRunError(undefined, true, controller.signal.reason).message}`);
+      return this.stopped(slot, msg, controller.signal);
     }
     const timer = setTimeout(
       () => controller.abort(new DOMException("the run took too long", "TimeoutError")),

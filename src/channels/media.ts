@@ -31,29 +31,43 @@ export async function readBounded(
 
 /**
  * GETs `url` and returns its body, at most `maxBytes` of it. A non-2xx answer is a
- * `ChannelError` naming the status (`not_found` for 404, `auth_failed` for 401/403).
+ * `ChannelError` naming the status (`not_found` for 404, `auth_failed` for 401/403). `init.signal`
+ * covers the whole download, the body too: when it aborts, this rejects with its reason.
  */
 export async function fetchBounded(channel: string, url: string, maxBytes: number, init: RequestInit = {}): Promise<Uint8Array> {
+  const signal = init.signal ?? undefined;
   let res: Response;
   try {
     res = await fetch(url, { redirect: "follow", ...init });
   } catch (err) {
+    if (signal?.aborted) throw signal.reason;
     throw new ChannelError(channel, "network", `downloading a file failed: ${(err as Error).message}`, { cause: err });
   }
   if (!res.ok) {
-    await res.body?.cancel();
+    await res.body?.cancel().catch(() => {});
     const code = res.status === 404 ? "not_found" : res.status === 401 || res.status === 403 ? "auth_failed" : "platform_error";
     throw new ChannelError(channel, code, `downloading a file failed: HTTP ${res.status}`);
   }
   const declared = Number(res.headers.get("content-length"));
   if (Number.isFinite(declared) && declared > maxBytes) {
-    await res.body?.cancel();
+    await res.body?.cancel().catch(() => {});
     throw new FileTooLargeError(channel, maxBytes, declared);
   }
+  return readResponse(channel, res, maxBytes, signal);
+}
+
+/** The body of `res`, bounded; an abort of `signal` while it streams rejects with its reason. */
+export async function readResponse(
+  channel: string,
+  res: Response,
+  maxBytes: number,
+  signal: AbortSignal | undefined,
+): Promise<Uint8Array> {
   try {
     return await readBounded(channel, res.body as AsyncIterable<Uint8Array> | null, maxBytes);
   } catch (err) {
     await res.body?.cancel().catch(() => {});
+    if (signal?.aborted) throw signal.reason;
     throw err;
   }
 }

@@ -140,6 +140,17 @@ export interface InboundAttachment {
   source: { [k: string]: JsonValue };
 }
 
+/** How the core bounds one {@link Channel.download}. */
+export interface DownloadOptions {
+  /**
+   * Aborts the download: the conversation's `/stop`, or the whole download's time limit
+   * (`media.download_timeout_ms`). Pass it to every request the download makes; the core also
+   * stops waiting on its own when it aborts, so an adapter that cannot pass it still never holds
+   * the conversation.
+   */
+  signal?: AbortSignal;
+}
+
 /** A file the agent sends (`send_file`), posted as a native upload after the reply text. */
 export interface OutboundFile {
   /** Base name, already safe. */
@@ -313,9 +324,11 @@ export interface Channel {
   answerAction?(msg: InboundMessage, notice?: string): Promise<boolean>;
   /**
    * Downloads one of `msg`'s attachments through the platform's API. Reads at most `maxBytes`:
-   * past that it stops and throws `FileTooLargeError` (errors.ts), keeping nothing.
+   * past that it stops and throws `FileTooLargeError` (errors.ts), keeping nothing. When
+   * `options.signal` aborts (the user's `/stop`, or `media.download_timeout_ms` passing) every
+   * request of the download ends, its body included, and the promise rejects.
    */
-  download?(msg: InboundMessage, attachment: InboundAttachment, maxBytes: number): Promise<Uint8Array>;
+  download?(msg: InboundMessage, attachment: InboundAttachment, maxBytes: number, options?: DownloadOptions): Promise<Uint8Array>;
   /** Posts a file as a native upload (a document or photo) in the conversation of `ref`. */
   sendFile?(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle>;
   /** The largest file `sendFile` can post, in bytes, when the platform has a lower limit than `media.max_file_mb`. */

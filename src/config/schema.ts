@@ -56,7 +56,11 @@ export const StorageConfig = z
     /** `sqlite`: one process, one file at `path`. `postgres`: the database at `url`, shared by every replica. */
     kind: z.enum(["sqlite", "postgres"]).default("sqlite"),
     path: z.string().default("./data/antler.db"),
-    /** Folder of the files users send and the agent writes, one folder per thread; default: `files` beside `path`. */
+    /**
+     * Folder of the files users send, one folder per thread; default: `files` beside `path`. The
+     * gateway stores them; the agent reads them (`read_file`) and sends them back (`send_file`);
+     * no built-in tool writes there.
+     */
     files: z.string().optional(),
     synchronous: z.enum(["normal", "full"]).default("normal"),
     /** The PostgreSQL database (`postgres://user:password@host:5432/db`); required when kind is postgres. */
@@ -320,8 +324,13 @@ export const TranscriptionConfig = z.strictObject({
 /** Files, images and voice that users send, and files the agent sends back. */
 export const MediaConfig = z
   .strictObject({
-    /** Largest file taken from a chat or sent to it, in MB. */
+    /** Largest file taken from a chat or sent to it, in MiB (1 MiB = 1,048,576 bytes). */
     max_file_mb: num().pipe(z.number().positive()).default(20),
+    /**
+     * How long one attachment's download may take, from its first request to its last byte; past
+     * it the download is aborted and the user gets a notice naming the file.
+     */
+    download_timeout_ms: num().pipe(z.number().int().positive()).default(30_000),
     /** MIME types taken, exact or with a `/*` wildcard; others get a notice. */
     allowed_types: z
       .array(z.string())

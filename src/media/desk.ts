@@ -9,16 +9,19 @@
  */
 import { readFile } from "node:fs/promises";
 import { mimeFromName } from "../channels/media.js";
-import type { Channel, ConversationRef, InboundAttachment, InboundMessage } from "../channels/types.js";
+import type { Channel, ConversationRef, InboundAttachment, InboundMessage, OutboundFile } from "../channels/types.js";
 import type { MediaConfig } from "../config/schema.js";
 import { errorMessage, FileTooLargeError } from "../errors.js";
 import type { FileOutbox, ThreadFile, ThreadFiles } from "../harness/files.js";
 import type { RunImage } from "../harness/types.js";
 import type { Logger } from "../log/logger.js";
+import { limitText, TimeLimit } from "./time-limit.js";
 import { transcribe } from "./transcribe.js";
 
 export interface MediaDeskOptions {
   config: MediaConfig;
+  /** How long one file upload (`send_file`) may take; the gateway's `platform_call_timeout_ms`. */
+  uploadTimeoutMs?: number;
   files: ThreadFiles;
   outbox: FileOutbox;
   logger: Logger;
@@ -53,6 +56,17 @@ export function sniffImage(data: Uint8Array): string | undefined {
   return undefined;
 }
 
+/** How long a file upload may take when the gateway names no limit (its `platform_call_timeout_ms` default). */
+const DEFAULT_UPLOAD_TIMEOUT_MS = 30_000;
+
+/** One attachment after its checks and download: its bytes, or the notice that says why not. */
+interface Fetched {
+  attachment: InboundAttachment;
+  mime: string;
+  data?: Uint8Array;
+  notice?: string;
+}
+
 /** Images a model reads directly; other image types are stored and listed. */
 const VIEWABLE = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
@@ -69,17 +83,25 @@ export class MediaDesk {
     );
   }
 
-  async intake(channel: Channel, msg: InboundMessage, threadId: string, agent: string): Promise<Intake> {
+  /**
+   * The run's input from `msg`'s attachments. `stop` is the conversation's `/stop`: once it aborts,
+   * downloads and transcriptions end, and what is left is dropped without notices (the caller
+   * says the message was stopped).
+   */
+  async intake(channel: Channel, msg: InboundMessage, threadId: string, agent: string, stop?: AbortSignal): Promise<Intake> {
     const notices: string[] = [];
     const images: RunImage[] = [];
     const transcripts: string[] = [];
     const listed: string[] = [];
     const vision = this.options.vision(agent);
-    for (const attachment of msg.attachments ?? []) {
-      const stored = await this.take(channel, msg, threadId, attachment, notices);
-      if (!stored) continue;
-      const { file, data } = stored;
-      const mime = attachment.kind === "image" ? (sniffImage(data) ?? stored.mime) : stored.mime;
+    // Every file downloads at once, each within its limit: the message waits for one limit at most.
+    const fetched = await Promise.all((msg.attachments ?? []).map((a) => this.fetch(channel, msg, a, stop)));
+    if (stop?.aborted) return { text: "", images: [], notices: [] };
+    for (const { attachment, mime: given, data, notice } of fetched) {
+      if (notice) notices.push(notice);
+      if (!data) continue;
+      const file = await this.options.files.save(threadId, attachment.name || "file", data);
+      const mime = attachment.kind === "image" ? (sniffImage(data) ?? given) : given;
       const about = `${file.name} (${mime}, ${sizeText(file.bytes)})`;
       if (attachment.kind === "image" && vision && VIEWABLE.has(mime)) {
         images.push({ mime, base64: Buffer.from(data).toString("base64") });
@@ -87,7 +109,8 @@ export class MediaDesk {
       } else if (attachment.kind === "image") {
         listed.push(`- ${about}: an image; you cannot see images here`);
       } else if (attachment.kind === "audio") {
-        const text = await this.transcript(file, mime, data, notices, recognitionOf(attachment));
+        const text = await this.transcript(file, mime, data, notices, recognitionOf(attachment), stop);
+        if (stop?.aborted) return { text: "", images: [], notices: [] };
         if (text !== undefined) {
           transcripts.push(`[Voice note ${file.name}]: ${text}`);
           if (this.options.config.transcription.echo) notices.push(`🎤 “${text}”`);
@@ -127,7 +150,8 @@ export class MediaDesk {
       const mime = mimeOf(file.name);
       try {
         const data = new Uint8Array(await readFile(file.path));
-        await channel.sendFile(ref, { name: file.name, mime, data, kind: VIEWABLE.has(mime) ? "image" : "file" });
+        const outbound = { name: file.name, mime, data, kind: VIEWABLE.has(mime) ? ("image" as const) : ("file" as const) };
+        await this.upload(channel, ref, outbound);
       } catch (err) {
         this.options.logger.warn({ err: errorMessage(err), file: file.name }, "sending a file failed");
         notices.push(`I couldn't send “${file.name}”: ${errorMessage(err)}`);
@@ -136,45 +160,48 @@ export class MediaDesk {
     return notices;
   }
 
-  /** Checks, downloads and stores one attachment; undefined (with a notice) when it is refused. */
-  private async take(
+  /** `sendFile` within the upload limit (the platform's own timeout may be none). */
+  private async upload(channel: Channel, ref: ConversationRef, file: OutboundFile): Promise<void> {
+    const ms = this.options.uploadTimeoutMs ?? DEFAULT_UPLOAD_TIMEOUT_MS;
+    const limit = new TimeLimit(ms, `sending “${file.name}”`);
+    await limit.run(channel.sendFile!(ref, file));
+  }
+
+  /** Checks and downloads one attachment; no `data` (with a notice, unless stopped) when it is refused. */
+  private async fetch(
     channel: Channel,
     msg: InboundMessage,
-    threadId: string,
     attachment: InboundAttachment,
-    notices: string[],
-  ): Promise<{ file: ThreadFile; mime: string; data: Uint8Array } | undefined> {
+    stop: AbortSignal | undefined,
+  ): Promise<Fetched> {
     const name = attachment.name || "file";
     const mime = mimeOf(name, attachment.mime);
+    const refused = (notice: string): Fetched => ({ attachment, mime, notice });
     if (!this.allowed(mime)) {
-      notices.push(`I can't take “${name}” (${mime}): this chat accepts ${this.options.config.allowed_types.join(", ")}.`);
-      return undefined;
+      return refused(`I can't take “${name}” (${mime}): this chat accepts ${this.options.config.allowed_types.join(", ")}.`);
     }
     if (attachment.size !== undefined && attachment.size > this.maxBytes) {
-      notices.push(tooLarge(name, attachment.size, this.maxBytes));
-      return undefined;
+      return refused(tooLarge(name, attachment.size, this.maxBytes));
     }
-    if (!channel.download) {
-      notices.push(`This chat cannot pass files to the agent, so I didn't read “${name}”.`);
-      return undefined;
-    }
+    if (!channel.download) return refused(`This chat cannot pass files to the agent, so I didn't read “${name}”.`);
+    const ms = this.options.config.download_timeout_ms;
+    const limit = new TimeLimit(ms, `downloading “${name}”`, stop);
     let data: Uint8Array;
     try {
-      data = await channel.download(msg, attachment, this.maxBytes);
+      data = await limit.run(channel.download(msg, attachment, this.maxBytes, { signal: limit.signal }));
     } catch (err) {
-      if (err instanceof FileTooLargeError) {
-        notices.push(tooLarge(name, err.size, this.maxBytes));
-        return undefined;
+      if (stop?.aborted) return { attachment, mime };
+      if (err instanceof FileTooLargeError) return refused(tooLarge(name, err.size, this.maxBytes));
+      const log = { err: errorMessage(err), channel: msg.channel, file: name };
+      if (limit.expired) {
+        this.options.logger.warn({ ...log, timeoutMs: ms }, "downloading an attachment took too long; gave up");
+        return refused(`I couldn't download “${name}” within ${limitText(ms)}. Please send it again.`);
       }
-      this.options.logger.warn({ err: errorMessage(err), channel: msg.channel, file: name }, "downloading an attachment failed");
-      notices.push(`I couldn't download “${name}”. Please send it again.`);
-      return undefined;
+      this.options.logger.warn(log, "downloading an attachment failed");
+      return refused(`I couldn't download “${name}”. Please send it again.`);
     }
-    if (data.byteLength > this.maxBytes) {
-      notices.push(tooLarge(name, data.byteLength, this.maxBytes));
-      return undefined;
-    }
-    return { file: await this.options.files.save(threadId, name, data), mime, data };
+    if (data.byteLength > this.maxBytes) return refused(tooLarge(name, data.byteLength, this.maxBytes));
+    return { attachment, mime, data };
   }
 
   private async transcript(
@@ -183,6 +210,7 @@ export class MediaDesk {
     data: Uint8Array,
     notices: string[],
     platform: string | undefined,
+    stop: AbortSignal | undefined,
   ): Promise<string | undefined> {
     if (!this.options.config.transcription.base_url) {
       // Some platforms transcribe voice themselves (DingTalk's `recognition`): better than nothing.
@@ -191,8 +219,9 @@ export class MediaDesk {
       return undefined;
     }
     try {
-      return await transcribe(this.options.config.transcription, { name: file.name, mime, data });
+      return await transcribe(this.options.config.transcription, { name: file.name, mime, data }, stop);
     } catch (err) {
+      if (stop?.aborted) return undefined;
       this.options.logger.warn({ err: errorMessage(err), file: file.name }, "transcribing a voice note failed");
       notices.push(`I couldn't transcribe “${file.name}”. Please try again, or type it.`);
       return undefined;

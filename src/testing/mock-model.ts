@@ -73,6 +73,11 @@ export interface MockModel {
   readonly transcriptions: Array<{ name: string; data: Uint8Array; model: string }>;
   /** What `/audio/transcriptions` answers (default: `transcript of <file name>`). */
   setTranscript(text: string | ((file: { name: string; data: Uint8Array }) => string)): void;
+  /**
+   * The next transcription stalls: `no-answer` sends nothing at all, `body-stalls` sends the
+   * status and half of the JSON body, then nothing. Held until the client gives up or the mock closes.
+   */
+  stallNextTranscription(mode: "no-answer" | "body-stalls"): void;
   close(): Promise<void>;
 }
 
@@ -107,6 +112,7 @@ export async function startMockModel(options: MockModelOptions = {}): Promise<Mo
   const requests: ChatCompletionRequest[] = [];
   const queue: MockReply[] = [];
   const stalled = new Set<ServerResponse>();
+  const transcriptionStalls: Array<"no-answer" | "body-stalls"> = [];
   let fallback: MockReply | ((req: ChatCompletionRequest) => MockReply) = defaultReply;
   const transcriptions: MockModel["transcriptions"] = [];
   let transcript: string | ((file: { name: string; data: Uint8Array }) => string) = (file) => `transcript of ${file.name}`;
@@ -174,6 +180,16 @@ export async function startMockModel(options: MockModelOptions = {}): Promise<Mo
     }
     const entry = { name: (file as File).name ?? "", data: new Uint8Array(await file.arrayBuffer()), model };
     transcriptions.push(entry);
+    const stall = transcriptionStalls.shift();
+    if (stall) {
+      stalled.add(res);
+      res.once("close", () => stalled.delete(res));
+      if (stall === "body-stalls") {
+        res.writeHead(200, { "content-type": "application/json", "content-length": "64" });
+        res.write('{"text": "half of a tran');
+      }
+      return;
+    }
     sendJson(res, 200, { text: typeof transcript === "function" ? transcript(entry) : transcript });
   }
 
@@ -194,6 +210,9 @@ export async function startMockModel(options: MockModelOptions = {}): Promise<Mo
     transcriptions,
     setTranscript: (text) => {
       transcript = text;
+    },
+    stallNextTranscription: (mode) => {
+      transcriptionStalls.push(mode);
     },
     close: () => {
       for (const res of stalled) res.destroy();

@@ -84,6 +84,9 @@ export interface PrivateNotice {
   via: "click" | "message";
 }
 
+/** Calls the world can leave unanswered. */
+export type HangOp = "send" | "edit" | "download" | "sendFile";
+
 /** The fake platform. One world can serve several channel instances (restarts). */
 export class LoopbackWorld {
   readonly id = `world${nextWorld++}`;
@@ -108,15 +111,15 @@ export class LoopbackWorld {
   /** Channel instances connected now (started and not stopped): more than one is a leak. */
   readonly live = new Set<LoopbackChannel>();
   /** Calls that will never be answered, by kind (a platform that hangs). */
-  private readonly hangs: Partial<Record<"send" | "edit", number>> = {};
+  private readonly hangs: Partial<Record<HangOp, number>> = {};
 
   /** The next `count` calls of `op` never get an answer. */
-  hangNext(op: "send" | "edit", count = 1): void {
+  hangNext(op: HangOp, count = 1): void {
     this.hangs[op] = (this.hangs[op] ?? 0) + count;
   }
 
   /** Called by the channel: waits forever when a hang is due for `op`. */
-  async maybeHang(op: "send" | "edit"): Promise<void> {
+  async maybeHang(op: HangOp): Promise<void> {
     const left = this.hangs[op] ?? 0;
     if (left <= 0) return;
     this.hangs[op] = left - 1;
@@ -510,7 +513,9 @@ export class LoopbackChannel extends LifecycleChannel implements Channel {
     this.world.noteTyping(ref.chatId);
   }
 
+  /** Takes no signal, like a `use:` channel written before downloads had one. */
   async download(_msg: InboundMessage, attachment: InboundAttachment, maxBytes: number): Promise<Uint8Array> {
+    await this.world.maybeHang("download");
     const data = this.world.uploads.get(String(attachment.source.fileId));
     if (!data) throw new PlatformNotFoundError(this.name, "no such file");
     if (data.byteLength > maxBytes) throw new FileTooLargeError(this.name, maxBytes, data.byteLength);
@@ -518,6 +523,7 @@ export class LoopbackChannel extends LifecycleChannel implements Channel {
   }
 
   async sendFile(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle> {
+    await this.world.maybeHang("sendFile");
     this.world.sentFiles.push({ chatId: ref.chatId, name: file.name, mime: file.mime, data: file.data, kind: file.kind });
     return { id: `file${this.world.sentFiles.length}`, ref };
   }

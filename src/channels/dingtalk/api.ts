@@ -7,6 +7,13 @@
 import { ChannelError, PlatformAuthError } from "../../errors.js";
 import { mapDingTalkError } from "./map-error.js";
 
+/**
+ * How long one OpenAPI call may take, answer body included. The renderer bounds sends and edits
+ * on its own (`gateway.platform_call_timeout_ms`); this ends the request itself, and bounds the
+ * calls nothing else does (the token, a file's download link).
+ */
+export const CALL_TIMEOUT_MS = 30_000;
+
 /** Refresh the token this long before DingTalk says it expires (never more than 10 % of its life). */
 const TOKEN_MARGIN_MS = 5 * 60_000;
 
@@ -55,8 +62,8 @@ export class DingTalkApi {
   }
 
   /** Calls an OpenAPI endpoint (api_base) with the access token in its header. */
-  async call(method: string, path: string, body: unknown, what: string): Promise<Record<string, unknown>> {
-    return this.withToken((token) => this.request(method, path, body, token, what));
+  async call(method: string, path: string, body: unknown, what: string, signal?: AbortSignal): Promise<Record<string, unknown>> {
+    return this.withToken((token) => this.request(method, path, body, token, what, signal));
   }
 
   /**
@@ -93,25 +100,35 @@ export class DingTalkApi {
     await this.send("POST", url, body, undefined, "sessionWebhook send");
   }
 
-  private request(method: string, path: string, body: unknown, token: string | undefined, what: string) {
-    return this.send(method, `${this.base}${path}`, body, token, what);
+  private request(method: string, path: string, body: unknown, token: string | undefined, what: string, signal?: AbortSignal) {
+    return this.send(method, `${this.base}${path}`, body, token, what, signal);
   }
 
-  private send(method: string, url: string, body: unknown, token: string | undefined, what: string) {
+  private send(method: string, url: string, body: unknown, token: string | undefined, what: string, signal?: AbortSignal) {
     const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
     if (token) headers["x-acs-dingtalk-access-token"] = token;
-    return this.exchange(url, { method, headers, body: JSON.stringify(body) }, what);
+    return this.exchange(url, { method, headers, body: JSON.stringify(body) }, what, signal);
   }
 
-  /** One HTTP call whose answer is JSON; a non-2xx status or a non-zero `errcode` is thrown, mapped. */
-  private async exchange(url: string, init: RequestInit, what: string): Promise<Record<string, unknown>> {
+  /**
+   * One HTTP call whose answer is JSON; a non-2xx status or a non-zero `errcode` is thrown,
+   * mapped. It ends after {@link CALL_TIMEOUT_MS} (a `timeout` error), or when `signal` aborts
+   * (rejecting with its reason).
+   */
+  private async exchange(url: string, init: RequestInit, what: string, signal?: AbortSignal): Promise<Record<string, unknown>> {
+    const limit = AbortSignal.timeout(CALL_TIMEOUT_MS);
+    const bound = signal ? AbortSignal.any([limit, signal]) : limit;
     let res: Response;
+    let text: string;
     try {
-      res = await fetch(url, init);
+      res = await fetch(url, { ...init, signal: bound });
+      text = await res.text();
     } catch (err) {
-      throw new ChannelError(this.options.channel, "network", `${what} failed: ${(err as Error).message}`, { cause: err });
+      if (signal?.aborted) throw signal.reason;
+      const why = limit.aborted ? `no answer within ${CALL_TIMEOUT_MS / 1000} s` : (err as Error).message;
+      const code = limit.aborted ? "timeout" : "network";
+      throw new ChannelError(this.options.channel, code, `${what} failed: ${why}`, { cause: err });
     }
-    const text = await res.text();
     let data: Record<string, unknown> = {};
     try {
       data = text ? (JSON.parse(text) as Record<string, unknown>) : {};

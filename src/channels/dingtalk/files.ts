@@ -10,18 +10,19 @@ import type { ConversationRef, InboundAttachment, OutboundFile } from "../types.
 import { extensionOf } from "./attachments.js";
 import { type MarkdownSenderOptions, sendRobotMessage } from "./markdown-send.js";
 
-/** DingTalk's upload limit for images and files alike: 20 MB. */
+/** DingTalk's upload limit for images and files alike: 20 MiB (20 × 1024 × 1024 bytes). */
 export const MAX_UPLOAD_BYTES = 20 * 1024 * 1024;
 
 /** Image formats DingTalk's media upload takes as `type=image`; other images go up as files. */
 const UPLOAD_IMAGE_EXTS = new Set(["jpg", "jpeg", "png", "gif", "bmp"]);
 
-/** Reads an attachment's bytes, at most `maxBytes` of them. */
+/** Reads an attachment's bytes, at most `maxBytes` of them; `signal` covers both requests and the body. */
 export async function downloadAttachment(
   opts: MarkdownSenderOptions,
   ref: ConversationRef,
   attachment: InboundAttachment,
   maxBytes: number,
+  signal?: AbortSignal,
 ): Promise<Uint8Array> {
   if (attachment.size !== undefined && attachment.size > maxBytes) {
     throw new FileTooLargeError(opts.channel, maxBytes, attachment.size);
@@ -35,13 +36,14 @@ export async function downloadAttachment(
     "/v1.0/robot/messageFiles/download",
     { downloadCode, robotCode: opts.robotCode(ref) },
     "robot messageFiles/download",
+    signal,
   );
   const url = data.downloadUrl;
   if (typeof url !== "string" || !url) {
     throw new ChannelError(opts.channel, "platform_error", "robot messageFiles/download answered without a downloadUrl");
   }
   // The URL is signed: it needs no token, and sending ours to a storage host would leak it.
-  return fetchBounded(opts.channel, url, maxBytes);
+  return fetchBounded(opts.channel, url, maxBytes, signal ? { signal } : {});
 }
 
 /** Uploads `file` and posts it in the conversation of `ref`; returns the robot send's id. */

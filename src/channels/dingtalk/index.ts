@@ -16,6 +16,7 @@ import type {
   ChannelCapabilities,
   ChannelContext,
   ConversationRef,
+  DownloadOptions,
   HttpMount,
   InboundAttachment,
   InboundMessage,
@@ -149,8 +150,14 @@ export class DingTalkChannel extends LifecycleChannel implements Channel {
     return new CardStream({ id, ref, extra: { card: true } }, cards, this.logger, (err) => this.fail(err));
   }
 
-  async download(msg: InboundMessage, attachment: InboundAttachment, maxBytes: number): Promise<Uint8Array> {
-    return this.guard(() => downloadAttachment(this.senderOptions(), msg.ref, attachment, maxBytes));
+  async download(
+    msg: InboundMessage,
+    attachment: InboundAttachment,
+    maxBytes: number,
+    options?: DownloadOptions,
+  ): Promise<Uint8Array> {
+    const signal = options?.signal;
+    return this.guard(() => downloadAttachment(this.senderOptions(), msg.ref, attachment, maxBytes, signal), signal);
   }
 
   async sendFile(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle> {
@@ -320,12 +327,13 @@ export class DingTalkChannel extends LifecycleChannel implements Channel {
     }
   }
 
-  private async guard<T>(fn: () => Promise<T>): Promise<T> {
+  private async guard<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     try {
       return await fn();
     } catch (err) {
-      // A file over a limit is the sender's, not the platform's: it leaves the status alone.
-      if (!(err instanceof FileTooLargeError)) this.fail(err);
+      // A file over a limit is the sender's, not the platform's: it leaves the status alone; so
+      // does a download the core stopped (/stop, its time limit).
+      if (!(err instanceof FileTooLargeError) && !signal?.aborted) this.fail(err);
       throw err;
     }
   }

@@ -7,6 +7,7 @@
  *   heartbeat timer running (the SDK 2.1.5 starts a new one per connection and clears one).
  */
 import { DWClient } from "dingtalk-stream";
+import { CALL_TIMEOUT_MS } from "./api.js";
 import { mapDingTalkError } from "./map-error.js";
 
 export interface StreamClientOptions {
@@ -46,6 +47,8 @@ export class AntlerStreamClient extends DWClient {
       method: "POST",
       headers: { "content-type": "application/json", accept: "application/json" },
       body: JSON.stringify(body),
+      // A gateway that never answers must not hold the stream's start (and its reconnects) for good.
+      signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
     });
     const data = (await res.json().catch(() => ({}))) as Record<string, unknown>;
     const { endpoint, ticket } = data;

@@ -79,7 +79,8 @@ export function sourceOf(channel: string, attachment: InboundAttachment): Discor
 /**
  * Downloads an attachment, at most `maxBytes` of it. The size Discord stated is checked first,
  * so an over-limit file is not fetched at all. A link refused as gone (Discord's signed links
- * expire after about a day) is looked up again through `freshUrl` and tried once more.
+ * expire after about a day) is looked up again through `freshUrl` and tried once more. `signal`
+ * covers every request and body of the download.
  */
 export async function downloadAttachment(
   channel: string,
@@ -87,13 +88,15 @@ export async function downloadAttachment(
   attachment: InboundAttachment,
   maxBytes: number,
   freshUrl: (source: DiscordFileSource) => Promise<string | undefined>,
+  signal?: AbortSignal,
 ): Promise<Uint8Array> {
+  const init = signal ? { signal } : {};
   if (attachment.size !== undefined && attachment.size > maxBytes) {
     throw new FileTooLargeError(channel, maxBytes, attachment.size);
   }
   const source = sourceOf(channel, attachment);
   try {
-    return await fetchBounded(channel, source.url, maxBytes);
+    return await fetchBounded(channel, source.url, maxBytes, init);
   } catch (err) {
     if (!(err instanceof ChannelError) || (err.code !== "not_found" && err.code !== "auth_failed")) throw err;
     const url = await freshUrl(source);
@@ -102,7 +105,7 @@ export async function downloadAttachment(
         cause: err,
       });
     }
-    return fetchBounded(channel, url, maxBytes);
+    return fetchBounded(channel, url, maxBytes, init);
   }
 }
 

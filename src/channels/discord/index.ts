@@ -36,6 +36,7 @@ import type {
   ChannelCapabilities,
   ChannelContext,
   ConversationRef,
+  DownloadOptions,
   InboundAttachment,
   InboundMessage,
   InboundSink,
@@ -201,13 +202,20 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
   }
 
   /** Reads an attachment from Discord's CDN, at most `maxBytes` of it. */
-  async download(msg: InboundMessage, attachment: InboundAttachment, maxBytes: number): Promise<Uint8Array> {
+  async download(
+    msg: InboundMessage,
+    attachment: InboundAttachment,
+    maxBytes: number,
+    options?: DownloadOptions,
+  ): Promise<Uint8Array> {
+    const signal = options?.signal;
     const fresh = async (source: DiscordFileSource): Promise<string | undefined> => {
       const route = Routes.channelMessage(source.channelId, source.messageId);
-      const message = (await this.call("finding an attachment's new link", () => this.rest().get(route))) as APIMessage;
+      const get = () => this.rest().get(route, signal ? { signal } : {});
+      const message = (await this.call("finding an attachment's new link", get, signal)) as APIMessage;
       return linkIn(message, source.id);
     };
-    return downloadAttachment(this.name, msg, attachment, maxBytes, fresh);
+    return downloadAttachment(this.name, msg, attachment, maxBytes, fresh, signal);
   }
 
   async typing(ref: ConversationRef): Promise<void> {
@@ -482,10 +490,12 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
     return rows;
   }
 
-  private async call<T>(what: string, run: () => Promise<T>): Promise<T> {
+  private async call<T>(what: string, run: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     try {
       return await run();
     } catch (err) {
+      // Stopped by the core (a download's /stop or time limit): not the platform's failure.
+      if (signal?.aborted) throw signal.reason;
       throw this.fail(err, what);
     }
   }

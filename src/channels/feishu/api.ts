@@ -21,11 +21,15 @@ export class FeishuApi {
     private readonly onError: (err: Error) => void = () => {},
   ) {}
 
-  /** Runs one SDK call, turning every failure into a typed error. */
-  async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  /**
+   * Runs one SDK call, turning every failure into a typed error. A call stopped through `signal`
+   * (a download's /stop or time limit) rejects with its reason and is not the platform's failure.
+   */
+  async call<T>(what: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     try {
       return ensureOk(await fn());
     } catch (err) {
+      if (signal?.aborted) throw signal.reason;
       const mapped = mapFeishuError(this.channel, err, what);
       this.onError(mapped);
       throw mapped;

@@ -1,7 +1,7 @@
 /**
  * Files in and out of Feishu. Downloads go through the message-resource API (`GET
  * /im/v1/messages/:id/resources/:key?type=image|file`), read as a stream and cut off at the
- * caller's limit. Uploads go to `/im/v1/images` (10 MB) or `/im/v1/files` (30 MB) and the key
+ * caller's limit. Uploads go to `/im/v1/images` (10 MiB) or `/im/v1/files` (30 MiB) and the key
  * is then posted as an `image` or `file` message where the adapter's replies go.
  */
 import type { Readable } from "node:stream";
@@ -12,9 +12,9 @@ import type { FeishuApi } from "./api.js";
 import { readSource } from "./attachments.js";
 import { mapFeishuError } from "./map-error.js";
 
-/** `/im/v1/files` refuses more than 30 MB; it is the largest upload there is. */
+/** `/im/v1/files` refuses more than 30 MiB; it is the largest upload there is. */
 export const MAX_UPLOAD_BYTES = 30 * 1024 * 1024;
-/** `/im/v1/images` refuses more than 10 MB; larger images go up as files. */
+/** `/im/v1/images` refuses more than 10 MiB; larger images go up as files. */
 export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
 /** Image formats `/im/v1/images` takes; other images (SVG, …) go up as files. */
 const IMAGE_MIMES = new Set([
@@ -31,12 +31,17 @@ const IMAGE_MIMES = new Set([
 
 type FileType = "pdf" | "doc" | "xls" | "ppt" | "stream";
 
-/** Reads one attachment, at most `maxBytes` of it. */
+/**
+ * Reads one attachment, at most `maxBytes` of it. `signal` covers the request and the whole body:
+ * the SDK's `messageResource.get` takes none, so the same GET goes through the client's generic
+ * `request` (the same token, path and stream), which hands it to axios.
+ */
 export async function downloadAttachment(
   api: FeishuApi,
   channel: string,
   attachment: InboundAttachment,
   maxBytes: number,
+  signal?: AbortSignal,
 ): Promise<Uint8Array> {
   const src = readSource(attachment.source);
   if (!src)
@@ -44,21 +49,36 @@ export async function downloadAttachment(
   if (attachment.size !== undefined && attachment.size > maxBytes) {
     throw new FileTooLargeError(channel, maxBytes, attachment.size);
   }
-  const res = await api.call("download file", () =>
-    api.client.im.v1.messageResource
-      .get({ path: { message_id: src.message_id, file_key: src.file_key }, params: { type: src.type } })
-      .catch(async (err: unknown) => {
-        throw await withReadableBody(err);
-      }),
+  const path = `open-apis/im/v1/messages/${encodeURIComponent(src.message_id)}/resources/${encodeURIComponent(src.file_key)}`;
+  const request = {
+    method: "GET",
+    url: path,
+    params: { type: src.type },
+    responseType: "stream" as const,
+    $return_headers: true,
+  };
+  const res = await api.call(
+    "download file",
+    () =>
+      api.client
+        .request<{ data: Readable; headers?: Record<string, unknown> }>({ ...request, ...(signal ? { signal } : {}) })
+        .catch(async (err: unknown) => {
+          throw await withReadableBody(err);
+        }),
+    signal,
   );
-  const stream = res.getReadableStream();
-  const declared = Number((res.headers as Record<string, unknown> | undefined)?.["content-length"]);
+  const stream = res.data;
+  const stop = () => stream.destroy(signal?.reason);
+  signal?.addEventListener("abort", stop, { once: true });
+  const declared = Number(res.headers?.["content-length"]);
   try {
     if (Number.isFinite(declared) && declared > maxBytes) throw new FileTooLargeError(channel, maxBytes, declared);
     return await readBounded(channel, stream, maxBytes);
   } catch (err) {
+    if (signal?.aborted) throw signal.reason;
     throw mapFeishuError(channel, err, "download file");
   } finally {
+    signal?.removeEventListener("abort", stop);
     stream.destroy();
   }
 }

@@ -15,6 +15,7 @@ import type {
   ChannelCapabilities,
   ChannelContext,
   ConversationRef,
+  DownloadOptions,
   InboundAttachment,
   InboundMessage,
   InboundSink,
@@ -128,8 +129,13 @@ export class FeishuChannel extends LifecycleChannel implements Channel {
   }
 
   /** Reads an attachment through the message-resource API, at most `maxBytes` of it. */
-  async download(_msg: InboundMessage, attachment: InboundAttachment, maxBytes: number): Promise<Uint8Array> {
-    return downloadAttachment(this.ensureApi(), this.name, attachment, maxBytes);
+  async download(
+    _msg: InboundMessage,
+    attachment: InboundAttachment,
+    maxBytes: number,
+    options?: DownloadOptions,
+  ): Promise<Uint8Array> {
+    return downloadAttachment(this.ensureApi(), this.name, attachment, maxBytes, options?.signal);
   }
 
   /** Uploads the file and posts it where replies go (in groups, inside the topic). */

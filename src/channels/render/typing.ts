@@ -9,6 +9,7 @@
  */
 import type { Logger } from "../../log/logger.js";
 import type { Channel, ConversationRef } from "../types.js";
+import { withinCallLimit } from "./call-limit.js";
 import type { Outbound } from "./outbound.js";
 
 /** The part of a run's Outbound the indicator respects: a 429's wait, and failure notes. */
@@ -67,7 +68,7 @@ export class TypingLoop {
     if (!this.shown || !this.channel.typingDone) return;
     try {
       await this.out?.waitReady(false);
-      await this.channel.typingDone(this.ref);
+      await withinCallLimit(this.channel.name, "clearing the typing indicator", this.channel.typingDone(this.ref));
     } catch (err) {
       this.out?.noteFailure(err, false);
       this.logger.debug({ err, chat: this.ref.chatId }, "clearing the typing indicator failed");

@@ -5,7 +5,7 @@
  */
 import type { webApi } from "@slack/bolt";
 import { ChannelError, FileTooLargeError } from "../../errors.js";
-import { readBounded } from "../media.js";
+import { readResponse } from "../media.js";
 import type { AttachmentKind, ConversationRef, InboundAttachment, MessageHandle, OutboundFile } from "../types.js";
 import { slackDownloadError } from "./map-error.js";
 
@@ -96,13 +96,15 @@ export class SlackFiles {
   constructor(private readonly o: SlackFilesOptions) {}
 
   /** Reads one attachment, at most `maxBytes` of it; a size Slack stated up front is checked before any request. */
-  async download(attachment: InboundAttachment, maxBytes: number): Promise<Uint8Array> {
+  async download(attachment: InboundAttachment, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array> {
     if (attachment.size !== undefined && attachment.size > maxBytes)
       throw new FileTooLargeError(this.o.channel, maxBytes, attachment.size);
     const id = attachment.source.id;
     if (typeof id !== "string") throw new ChannelError(this.o.channel, "not_found", "the attachment has no Slack file id");
     const url = typeof attachment.source.url === "string" ? attachment.source.url : await this.urlFromInfo(id, maxBytes);
-    return this.fetchFile(url, maxBytes, attachment.mime);
+    // files.info goes through the web client, which takes no signal; the core stops waiting on it.
+    signal?.throwIfAborted();
+    return this.fetchFile(url, maxBytes, attachment.mime, signal);
   }
 
   /** File upload v2 into the conversation (its thread, when it has one). Returns the Slack file id. */
@@ -136,28 +138,25 @@ export class SlackFiles {
     return url;
   }
 
-  private async fetchFile(url: string, maxBytes: number, mime: string | undefined): Promise<Uint8Array> {
+  /** GETs the file with the token; `signal` covers the request and the whole body. */
+  private async fetchFile(url: string, maxBytes: number, mime: string | undefined, signal?: AbortSignal): Promise<Uint8Array> {
     const headers = this.tokenGoesTo(url) ? { authorization: `Bearer ${this.o.botToken}` } : undefined;
     if (!headers) throw new ChannelError(this.o.channel, "not_supported", `not downloading a file from ${new URL(url).host}`);
     let res: Response;
     try {
-      res = await fetch(url, { headers, redirect: "follow" });
+      res = await fetch(url, { headers, redirect: "follow", ...(signal ? { signal } : {}) });
     } catch (err) {
+      if (signal?.aborted) throw signal.reason;
       throw new ChannelError(this.o.channel, "network", `downloading a file failed: ${(err as Error).message}`, { cause: err });
     }
     const refused = slackDownloadError(this.o.channel, res.status, res.headers.get("content-type"), mime);
     const declared = Number(res.headers.get("content-length") ?? Number.NaN);
     const tooLarge = Number.isFinite(declared) && declared > maxBytes;
     if (refused || tooLarge) {
-      await res.body?.cancel();
+      await res.body?.cancel().catch(() => {});
       throw refused ?? new FileTooLargeError(this.o.channel, maxBytes, declared);
     }
-    try {
-      return await readBounded(this.o.channel, res.body as AsyncIterable<Uint8Array> | null, maxBytes);
-    } catch (err) {
-      await res.body?.cancel().catch(() => {});
-      throw err;
-    }
+    return readResponse(this.o.channel, res, maxBytes, signal);
   }
 
   /** The bot token goes only to Slack's own hosts (and the configured API host), never to a third party. */

@@ -13,6 +13,7 @@ import type {
   ChannelCapabilities,
   ChannelContext,
   ConversationRef,
+  DownloadOptions,
   InboundAttachment,
   InboundMessage,
   InboundSink,
@@ -184,10 +185,18 @@ export class SlackChannel extends LifecycleChannel implements Channel {
   }
 
   /** `GET url_private_download` with the bot token, at most `maxBytes` (files.ts). */
-  async download(_msg: InboundMessage, attachment: InboundAttachment, maxBytes: number): Promise<Uint8Array> {
+  async download(
+    _msg: InboundMessage,
+    attachment: InboundAttachment,
+    maxBytes: number,
+    options?: DownloadOptions,
+  ): Promise<Uint8Array> {
+    const signal = options?.signal;
     try {
-      return await this.files.download(attachment, maxBytes);
+      return await this.files.download(attachment, maxBytes, signal);
     } catch (err) {
+      // Stopped by the core (/stop, its time limit): not the platform's failure.
+      if (signal?.aborted) throw signal.reason;
       throw this.noteError(mapSlackError(this.name, err, "file download"));
     }
   }

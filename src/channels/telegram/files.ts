@@ -26,8 +26,11 @@ export class TelegramFiles {
     private readonly noteError: (err: Error) => Error,
   ) {}
 
-  /** getFile, then GET the file URL, refusing past `maxBytes` (and past the Bot API's 20 MB). */
-  async download(attachment: InboundAttachment, maxBytes: number): Promise<Uint8Array> {
+  /**
+   * getFile, then GET the file URL, refusing past `maxBytes` (and past the Bot API's 20 MiB).
+   * `signal` reaches both requests, the file's body included.
+   */
+  async download(attachment: InboundAttachment, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array> {
     const fileId = attachment.source.file_id;
     if (typeof fileId !== "string" || fileId === "") {
       throw new ChannelError(this.channel, "not_found", `attachment "${attachment.name}" has no Telegram file_id`);
@@ -35,7 +38,9 @@ export class TelegramFiles {
     const limit = Math.min(maxBytes, DOWNLOAD_LIMIT);
     this.refuseSize(attachment.size, limit);
     const telegram = this.telegram();
-    const file = await this.call("getFile", () => telegram.getFile(fileId));
+    // telegraf types the signal as its polyfill's; its node-fetch takes Node's own.
+    const options = (signal ? { signal } : {}) as Parameters<Telegram["callApi"]>[2];
+    const file = await this.call("getFile", () => telegram.callApi("getFile", { file_id: fileId }, options), signal);
     this.refuseSize(file.file_size, limit);
     if (!file.file_path) throw new ChannelError(this.channel, "platform_error", "getFile answered without a file_path");
     if (isAbsolute(file.file_path)) {
@@ -46,7 +51,7 @@ export class TelegramFiles {
       );
     }
     const url = await telegram.getFileLink(file);
-    return fetchBounded(this.channel, url.href, limit);
+    return fetchBounded(this.channel, url.href, limit, signal ? { signal } : {});
   }
 
   /** A photo when Telegram can show the image as one, else a document; in the reply's topic. */
@@ -75,10 +80,12 @@ export class TelegramFiles {
     if (size !== undefined && size > limit) throw new FileTooLargeError(this.channel, limit, size);
   }
 
-  private async call<T>(method: string, run: () => Promise<T>): Promise<T> {
+  private async call<T>(method: string, run: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     try {
       return await run();
     } catch (err) {
+      // A download stopped by the core (/stop, its time limit) is not the platform's failure.
+      if (signal?.aborted) throw signal.reason;
       throw this.failure(err, method);
     }
   }

@@ -17,6 +17,7 @@ import type {
   ChannelCapabilities,
   ChannelContext,
   ConversationRef,
+  DownloadOptions,
   HttpMount,
   InboundAttachment,
   InboundMessage,
@@ -155,8 +156,13 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
   }
 
   /** The file of `attachment` (a file_id from the message), read up to `maxBytes`. */
-  download(_msg: InboundMessage, attachment: InboundAttachment, maxBytes: number): Promise<Uint8Array> {
-    return this.files.download(attachment, maxBytes);
+  download(
+    _msg: InboundMessage,
+    attachment: InboundAttachment,
+    maxBytes: number,
+    options?: DownloadOptions,
+  ): Promise<Uint8Array> {
+    return this.files.download(attachment, maxBytes, options?.signal);
   }
 
   sendFile(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle> {

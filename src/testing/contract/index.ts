@@ -73,7 +73,7 @@ export function channelContract(
       const agent = noApprovals
         ? given.agent
         : { ...given.agent, approvals: { ...APPROVALS, ...(given.agent?.approvals as object | undefined) } };
-      // The model reads images, and transcribes voice at its own endpoint; files are capped at 1 MB.
+      // The model reads images, and transcribes voice at its own endpoint; files are capped at 1 MiB.
       const model = given.model ?? (await startMockModel());
       const sections = given.sections ?? {};
       const gatewayOptions: TestGatewayOptions = {

@@ -2,7 +2,7 @@
  * The contract's media part: files, images and voice from the user to the agent, and a file from
  * the agent back to the user. Runs where the driver can send files (`userSendsFile`); the suite's
  * gateway marks the mock model as reading images, sends voice to the mock's transcription
- * endpoint, and takes files of up to 1 MB. A driver whose platform sends documents without text
+ * endpoint, and takes files of up to 1 MiB. A driver whose platform sends documents without text
  * (`fileCaptions: false`) sends them without a caption.
  */
 import { readdirSync } from "node:fs";

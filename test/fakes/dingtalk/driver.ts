@@ -38,7 +38,10 @@ function visible(m: { id: string; text: string; buttons: Array<{ text: string }>
   return { id: m.id, text: m.text, buttons: m.buttons.map((b) => b.text), versions: m.versions };
 }
 
-export async function dingTalkDriver(options: DriverOptions): Promise<ContractDriver> {
+/** The contract driver, with its fake for tests that inject faults. */
+export type DingTalkDriver = ContractDriver & { readonly fake: FakeDingTalk };
+
+export async function dingTalkDriver(options: DriverOptions): Promise<DingTalkDriver> {
   const fake = await FakeDingTalk.start({
     templates: { [TEMPLATE]: { contentKey: "content", buttonsKey: "buttons" } },
     resendAfterMs: 2_000,
@@ -89,6 +92,7 @@ export async function dingTalkDriver(options: DriverOptions): Promise<ContractDr
     },
     botMessages: (): VisibleMessage[] => fake.messagesIn(dm).map(visible),
     group: groupOf(fake, options.scope),
+    fake,
     close: () => fake.close(),
   };
 }

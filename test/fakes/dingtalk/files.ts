@@ -10,6 +10,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { ServerResponse } from "node:http";
+import { DownloadStalls } from "../download-stalls.js";
 import type { FakeChat } from "./chat.js";
 import { bad, type Reply } from "./openapi.js";
 
@@ -82,6 +83,8 @@ export class FakeFiles {
   readonly media = new Map<string, FakeMedia>();
   /** Paths of every GET of a file URL, to tell whether a download happened. */
   readonly fetched: string[] = [];
+  /** Faults of the file URLs: a download that never answers, or whose body stalls after the headers. */
+  readonly stalls = new DownloadStalls();
   /** Serve file URLs without Content-Length (chunked), as some storage hosts do. */
   chunked = false;
   private readonly byCode = new Map<string, StoredFile>();
@@ -118,6 +121,7 @@ export class FakeFiles {
       res.end("<Error><Code>NoSuchKey</Code></Error>");
       return;
     }
+    if (this.stalls.take(res, blob.data, { "content-type": blob.mime || "application/octet-stream" })) return;
     const headers: Record<string, string | number> = { "content-type": blob.mime || "application/octet-stream" };
     if (!this.chunked) headers["content-length"] = blob.data.byteLength;
     res.writeHead(200, headers);

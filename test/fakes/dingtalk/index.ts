@@ -3,7 +3,8 @@
  * stream gateway (connections/open + WebSocket with acked CALLBACK frames), the OpenAPI
  * (token, AI cards, robot sends, file downloads), the older host's media upload, sessionWebhooks,
  * and HTTP-mode robot callbacks with signatures. Tests act as users (DMs, group @mentions, files,
- * card clicks), inject faults, and read what users saw.
+ * card clicks), inject faults (file URLs that never answer or stall mid-body: `files.stalls`),
+ * and read what users saw.
  */
 
 import { createHmac, randomUUID } from "node:crypto";

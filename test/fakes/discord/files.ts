@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import type { ServerResponse } from "node:http";
+import { DownloadStalls } from "../download-stalls.js";
 import { DiscordApiError, invalidForm } from "./validate.js";
 import { type Json, snowflake } from "./world.js";
 
@@ -51,6 +52,8 @@ export interface CdnFetch {
 
 /** Holds attachment bytes by id, with the channel they were posted in. */
 export class Cdn {
+  /** Faults of the CDN: a download that never answers, or whose body stalls after the headers. */
+  readonly stalls = new DownloadStalls();
   /** Every GET of an attachment link, answered or not. */
   readonly fetches: CdnFetch[] = [];
   private readonly files = new Map<string, { channelId: string; file: StoredAttachment }>();
@@ -146,10 +149,9 @@ export class Cdn {
       res.end("This content is no longer available.");
       return true;
     }
-    res.writeHead(200, {
-      "content-type": held.file.contentType ?? "application/octet-stream",
-      "content-length": String(held.file.data.byteLength),
-    });
+    const type = { "content-type": held.file.contentType ?? "application/octet-stream" };
+    if (this.stalls.take(res, held.file.data, type)) return true;
+    res.writeHead(200, { ...type, "content-length": String(held.file.data.byteLength) });
     res.end(Buffer.from(held.file.data));
     return true;
   }

@@ -4,8 +4,8 @@
  * `rest: { api: fake.apiBase }`. One guild ("general", "random", forum "help") and DMs. Tests act
  * as users through the methods below (users.ts), including files and voice messages, and read
  * what each user saw; the same server is the CDN that serves attachments (files.ts). Faults cover
- * rate limits, failing calls, dropped and invalidated Gateway sessions, a revoked token and
- * expired attachment links.
+ * rate limits, failing calls, dropped and invalidated Gateway sessions, a revoked token,
+ * expired attachment links and CDN downloads that never answer or stall mid-body (`cdn.stalls`).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";

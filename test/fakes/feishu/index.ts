@@ -3,7 +3,8 @@
  * (`domain` points here). It serves the HTTP API (see openapi.ts), the long connection's
  * endpoint and WebSocket (pbbp2 frames, see ws-server.ts), and posts signed, encrypted webhooks.
  * Tests act as users through `userSays`, `userSendsFile` and `click`, inject faults with
- * `failNext`, and read what users see through `botMessages` and `botFiles`.
+ * `failNext` (and resource downloads that never answer or stall mid-body with
+ * `world.downloadStalls`), and read what users see through `botMessages` and `botFiles`.
  */
 
 import { randomBytes } from "node:crypto";

@@ -88,6 +88,8 @@ export async function handleOpenApi(env: OpenApiEnv, req: IncomingMessage, res: 
     body,
   });
   if (reply.raw) {
+    if (route?.op === "resource" && world.downloadStalls.take(res, reply.raw.data, { "content-type": reply.raw.contentType }))
+      return;
     const length = reply.raw.chunked ? {} : { "content-length": String(reply.raw.data.length) };
     res.writeHead(reply.status, { "content-type": reply.raw.contentType, ...length });
     res.end(reply.raw.data);

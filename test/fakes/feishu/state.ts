@@ -3,6 +3,7 @@
  * rate-limit windows and a log of every API call.
  */
 import { randomBytes } from "node:crypto";
+import { DownloadStalls } from "../download-stalls.js";
 import type { FakeCard, FakeMessage } from "./model.js";
 
 export type FaultOp =
@@ -88,6 +89,8 @@ export class FeishuWorld {
   readonly calls: ApiCall[] = [];
   readonly tokens = new Map<string, number>();
   readonly files = new Map<string, FakeFile>();
+  /** Faults of the resource downloads: one that never answers, or whose body stalls after the headers. */
+  readonly downloadStalls = new DownloadStalls();
   /** Serve resource downloads without Content-Length (chunked), as a proxy might. */
   chunkedDownloads = false;
   private readonly faults: Array<{ op: FaultOp; fault: Fault; remaining: number }> = [];

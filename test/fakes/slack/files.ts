@@ -4,6 +4,7 @@
  * host, which serves bytes only with the bot token (else Slack's HTML sign-in page, status 200).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { DownloadStalls } from "../download-stalls.js";
 import { type Json, SlackApiError } from "./web-api.js";
 
 /** Slack's limit for one file: "1 GB", read here as 10^9 bytes. */
@@ -66,6 +67,8 @@ export class FakeFiles {
   readonly files: FakeFile[] = [];
   /** Every GET of a file URL, with whether it carried the bot token. */
   readonly downloads: Array<{ id: string; authorized: boolean; at: number }> = [];
+  /** Faults of the file URLs: a download that never answers, or whose body stalls after the headers. */
+  readonly stalls = new DownloadStalls();
   /** Stream file bodies without a Content-Length (Slack's CDN may), so only the bytes read tell the size. */
   omitContentLength = false;
   private readonly pending = new Map<string, PendingUpload>();
@@ -142,6 +145,7 @@ export class FakeFiles {
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(LOGIN_PAGE);
       return;
     }
+    if (this.stalls.take(res, file.data, { "content-type": file.mimetype })) return;
     const headers: Record<string, string> = { "content-type": file.mimetype };
     if (!this.omitContentLength) headers["content-length"] = String(file.data.byteLength);
     res.writeHead(200, headers);

@@ -2,7 +2,8 @@
  * A fake Slack for tests, on 127.0.0.1: the Web API (see web-api.ts), files (files.ts), Socket
  * Mode or signed Events API delivery (see transport.ts; over several URLs with Slack's retries,
  * see http-delivery.ts), and a user-side API — mention the bot, write in a thread, DM it, share
- * a file, click a button — plus what each conversation shows.
+ * a file, click a button — plus what each conversation shows. File URLs can be made to never
+ * answer or stall mid-body (`files.stalls`).
  */
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";

@@ -2,7 +2,8 @@
  * A fake Telegram Bot API on 127.0.0.1 for tests (see PLATFORMS.md "Telegram"). Telegraf talks
  * to it through `telegram.apiRoot`; tests act as users through the methods below and read
  * what the chat shows. Faults: injected errors per method (429 with retry_after, 5xx), and a
- * record of every call made while a 429's retry_after had not yet passed. Several bot processes:
+ * record of every call made while a 429's retry_after had not yet passed; file URLs that never
+ * answer or stall mid-body (`downloadStalls`, ../download-stalls.ts). Several bot processes:
  * each may get a listener of its own (`listenFor`), so every call names its client; only one
  * getUpdates may be open at a time (polling.ts), and each conflict is recorded.
  */
@@ -11,6 +12,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { closeServer } from "../../../src/server/http.js";
 import { seeded } from "../../helpers/seeded.js";
+import { DownloadStalls } from "../download-stalls.js";
 import { ApiError, BotApi, type CallbackRecord } from "./api.js";
 import { type ChatKind, type ChatMessage, ChatStore, type FakeChat, type FakeUser, userEntities } from "./chats.js";
 import { FileStore, type MediaKind, type MessageMedia, readMultipart, UploadTooLarge } from "./files.js";
@@ -77,6 +79,8 @@ export class FakeTelegram {
   readonly token: string;
   readonly chats = new ChatStore();
   readonly files = new FileStore();
+  /** Faults of the file URLs: a download that never answers, or whose body stalls after the headers. */
+  readonly downloadStalls = new DownloadStalls();
   /** Paths asked for at `/file/bot<token>/…`, whatever the answer. */
   readonly fileDownloads: Array<{ path: string; status: number }> = [];
   readonly updates: UpdateQueue;
@@ -372,6 +376,7 @@ export class FakeTelegram {
       reply(res, { ok: false, error_code: record.status, description }, record.status);
       return;
     }
+    if (this.downloadStalls.take(res, file.data, { "content-type": "application/octet-stream" })) return;
     res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(file.data.byteLength) });
     res.end(Buffer.from(file.data));
   }

@@ -70,13 +70,15 @@ describe("renderRun: post, then paced edits", () => {
     const { world, channel, ref } = loopback({ minEditIntervalMs: 50, typingIntervalMs: 60 });
     const script = new Script(["Hello", " there"], { firstDelayMs: 320, gapMs: 100 });
     const hooks = hookLog();
-    const started = Date.now();
     await render(channel, ref, script, hooks.hooks);
     const firstShown = world.botMessages()[0]!.versions[0]!.at;
 
-    expect(world.typing[0]!.at - started).toBeLessThan(50);
-    expect(world.typing.length).toBeGreaterThanOrEqual(4);
-    for (const t of world.typing) expect(t.at).toBeLessThanOrEqual(firstShown);
+    // Timers only run late on a loaded machine, so: at least twice in the 320 ms before the
+    // text, never more often than the interval, none after the text showed.
+    const at = world.typing.map((t) => t.at);
+    expect(at.length).toBeGreaterThanOrEqual(2);
+    for (let i = 1; i < at.length; i++) expect(at[i]! - at[i - 1]!).toBeGreaterThanOrEqual(55);
+    for (const t of at) expect(t).toBeLessThanOrEqual(firstShown);
     expect(hooks.firstVisible).toHaveLength(1);
     const count = world.typing.length;
     await sleep(150);

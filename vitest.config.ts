@@ -7,8 +7,10 @@ export default defineConfig({
     globalSetup: ["test/helpers/postgres-global.ts"],
     // Every wait for a condition gets a deadline of at least 15 s (see the file).
     setupFiles: ["test/helpers/setup.ts"],
-    testTimeout: 20_000,
-    hookTimeout: 20_000,
+    // Safety nets against a hang, not measures of speed (see test/helpers/setup.ts): tests that
+    // start processes take several times longer when both cores are busy.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
     pool: "forks",
     // Most test files wait on sockets and timers, not on the CPU: three run side by side even on
     // a 2-core machine (vitest's default there is one at a time, which took 12 minutes).

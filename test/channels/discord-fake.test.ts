@@ -270,7 +270,7 @@ describe("fake discord: resume", () => {
     // discord.js waits 1–5 s, then its identify throttle up to 5 s more: slow on a busy machine.
     await until(() => fake.identifies === 2, "the second identify", 25_000);
     expect(fake.resumes).toBe(0);
-  }, 40_000);
+  });
 });
 
 const QUESTION = [

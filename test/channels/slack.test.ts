@@ -267,7 +267,7 @@ describe("slack lifecycle", () => {
     expect(fake.api.calls.filter((c) => c.method === "apps.connections.open")).toHaveLength(3);
     await fake.dm("after reconnect");
     expect(rig.inbox.at(-1)?.text).toBe("after reconnect");
-  }, 20_000);
+  });
 
   it("check() uses auth.test and names the bot", async () => {
     expect(await rig.channel.check()).toMatch(/^bot @antler \(UBOT\) in team T0001, socket mode$/);

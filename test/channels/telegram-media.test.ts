@@ -176,7 +176,7 @@ describe("telegram media download limits", () => {
     expect(callsTo(rig, "getFile")).toEqual([
       expect.objectContaining({ status: 400, description: "Bad Request: file is too big" }),
     ]);
-  }, 30_000);
+  });
 
   it("an unknown file_id is not found", async () => {
     rig = await startRig();
@@ -283,7 +283,7 @@ describe("telegram sendFile", () => {
     ]);
     expect(Buffer.from(files[0]!.data).equals(big)).toBe(true);
     expect(Buffer.from(files[1]!.data).equals(notAnImage)).toBe(true);
-  }, 30_000);
+  });
 
   it("refuses an upload over 50 MB with FileTooLargeError before sending anything", async () => {
     rig = await startRig();
@@ -310,7 +310,7 @@ describe("telegram sendFile", () => {
     expect(mapped).toBeInstanceOf(FileTooLargeError);
     expect(mapped).toMatchObject({ maxBytes: UPLOAD_LIMIT });
     expect(rig.fake.botFiles(alice.id)).toHaveLength(0);
-  }, 30_000);
+  });
 });
 
 describe.each(["polling", "webhook"] as const)("telegram driver files (%s)", (mode) => {
@@ -341,5 +341,5 @@ describe.each(["polling", "webhook"] as const)("telegram driver files (%s)", (mo
     expect(Buffer.from(files[0]!.data).equals(reply)).toBe(true);
     expect(Buffer.from(files[1]!.data).equals(shot)).toBe(true);
     expect(d.botMessages().map((m) => m.text)).toEqual(["here is the file"]);
-  }, 30_000);
+  });
 });

@@ -8,6 +8,7 @@
  * (refs, handles) must be JSON-serialisable: it is stored so that work survives restarts.
  */
 import type { ZodType } from "zod";
+import type { Json } from "../bindings/types.js";
 import type { ConfigRenames } from "../config/renames.js";
 import type { HistoryEntry } from "../harness/types.js";
 import type { Logger } from "../log/logger.js";
@@ -53,8 +54,8 @@ export interface ChannelCapabilities {
 /** Direct (one-to-one) or group conversation. */
 export type ChatType = "direct" | "group";
 
-/** JSON value, for adapter-specific fields that must survive storage. */
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [k: string]: JsonValue };
+/** JSON value, for adapter-specific fields that must survive storage (the store's own `Json`). */
+export type JsonValue = Json;
 
 /** Where to post in a conversation. Built by the adapter, stored by the core, handed back to the adapter. */
 export interface ConversationRef {

@@ -11,12 +11,14 @@
  * - A tenant may use its own agents and the shared ones; an agent may use its tenant's MCP servers
  *   and those owned by no tenant.
  */
+
+import { DEFAULT_TENANT } from "../storage/tenant.js";
 import type { AgentConfig, AppConfig, McpServerConfig } from "./schema.js";
 
 /** The name of `agent:` in routes, `/agent` and metrics. */
 export const DEFAULT_AGENT = "default";
-/** The tenant of everything no tenant lists. */
-export const DEFAULT_TENANT = "default";
+/** The tenant of everything no tenant lists (one constant, kept with the storage that scopes by it). */
+export { DEFAULT_TENANT };
 /** Names of agents and tenants: shown in chats and used as metric labels, so no spaces. */
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 

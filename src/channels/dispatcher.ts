@@ -121,6 +121,8 @@ export class Dispatcher {
   /** The stop switch of each conversation's message in progress, from before its run, so /stop reaches it early. */
   private readonly active = new Map<string, AbortController>();
   private accepting = true;
+  /** Wakes `settledOn` waiters each time a message's reply ends. */
+  private readonly ended = new Set<() => void>();
   private readonly background = new Set<Promise<void>>();
   private readonly conversations: Conversations;
   private readonly desk: ApprovalDesk;
@@ -400,6 +402,14 @@ export class Dispatcher {
 
   private release(key: string, controller: AbortController): void {
     if (this.active.get(key) === controller) this.active.delete(key);
+    for (const wake of this.ended) wake();
+    this.ended.clear();
+  }
+
+  /** Resolves once no message of the channel's conversations is being answered here (or waits for a run slot). */
+  async settledOn(channel: string): Promise<void> {
+    const busy = () => [...this.active.keys()].some((key) => key.startsWith(`${channel}:`));
+    while (busy()) await new Promise<void>((resolve) => this.ended.add(resolve));
   }
 
   private async answerClick(slot: ChannelSlot, msg: InboundMessage): Promise<void> {

@@ -40,7 +40,13 @@ export async function handoverProbe(ctx: ProbeContext): Promise<ProbeResult> {
     gateway: { drain_ms: 20_000 },
     keepLogs: true, // removed below unless the probe failed
     channels: async (r) => ({
-      telegram: { enabled: true, mode: "polling", bot_token: fake.token, api_base: await fake.listenFor(r.name), edit_interval_ms: 300 },
+      telegram: {
+        enabled: true,
+        mode: "polling",
+        bot_token: fake.token,
+        api_base: await fake.listenFor(r.name),
+        edit_interval_ms: 300,
+      },
     }),
   });
   ctx.gateways.push(...cluster.members.map((r) => r.process));

@@ -38,7 +38,7 @@ function visible(m: { id: string; text: string; buttons: Array<{ text: string }>
   return { id: m.id, text: m.text, buttons: m.buttons.map((b) => b.text), versions: m.versions };
 }
 
-export async function dingTalkDriver(options: DriverOptions): Promise<ContractDriver> {
+export async function dingTalkDriver(options: DriverOptions): Promise<ContractDriver & { fake: FakeDingTalk }> {
   const fake = await FakeDingTalk.start({
     templates: { [TEMPLATE]: { contentKey: "content", buttonsKey: "buttons" } },
     resendAfterMs: 2_000,
@@ -46,6 +46,7 @@ export async function dingTalkDriver(options: DriverOptions): Promise<ContractDr
   const dm = fake.dmId();
   let last: Delivery | undefined;
   return {
+    fake,
     channelName: "dingtalk",
     webhook: options.mode === "webhook",
     minEditIntervalMs: INTERVAL_MS,

@@ -197,6 +197,8 @@ export abstract class LifecycleChannel
 
   /** Stops the intake (see `Channel.stopIntake`); sending works until `stop`. */
   async stopIntake(): Promise<void> {
+    // Still connecting: no reply has used it yet, and its intake may open after a close here.
+    if (this.life.status().state === "starting") return this.stop();
     this.life.intakeStopped();
     await this.closeIntake();
   }

@@ -134,7 +134,8 @@ export class ReplicaLink {
     await Promise.all(
       slots.map(async (slot) => {
         try {
-          if (this.coordinator.leads(slot.name)) await slot.channel?.stopIntake?.();
+          // Also a channel this replica has not started yet: it may be starting, having just won its lease.
+          await slot.channel?.stopIntake?.();
           await this.coordinator.resign(slot.name);
         } catch (err) {
           this.host.logger.warn({ err, channel: slot.name }, "could not hand a channel over");

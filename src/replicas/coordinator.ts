@@ -462,9 +462,11 @@ export class Coordinator {
     if (this.guard) clearInterval(this.guard);
     await this.tick.catch(() => undefined);
     this.candidates.clear();
+    const led = [...this.leading.keys()];
     this.leading.clear();
     try {
       await this.pool.query("DELETE FROM antler_channel_leases WHERE replica = $1", [this.id]);
+      for (const channel of led) await this.broadcast(RELEASED, { channel });
       await this.pool.query("DELETE FROM antler_conversation_leases WHERE replica = $1", [this.id]);
       await this.pool.query("UPDATE antler_replicas SET stopped_at = now() WHERE id = $1", [this.id]);
       await this.pool.query("DELETE FROM antler_replicas WHERE stopped_at < now() - interval '1 day'");

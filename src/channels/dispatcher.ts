@@ -121,8 +121,6 @@ export class Dispatcher {
   /** The stop switch of each conversation's message in progress, from before its run, so /stop reaches it early. */
   private readonly active = new Map<string, AbortController>();
   private accepting = true;
-  /** Wakes `settledOn` waiters each time a message's reply ends. */
-  private readonly ended = new Set<() => void>();
   private readonly background = new Set<Promise<void>>();
   private readonly conversations: Conversations;
   private readonly desk: ApprovalDesk;
@@ -402,14 +400,18 @@ export class Dispatcher {
 
   private release(key: string, controller: AbortController): void {
     if (this.active.get(key) === controller) this.active.delete(key);
-    for (const wake of this.ended) wake();
-    this.ended.clear();
   }
 
-  /** Resolves once no message of the channel's conversations is being answered here (or waits for a run slot). */
+  /**
+   * Resolves once nothing of the channel's conversations runs or waits here: no reply, and no
+   * queued message that would still answer through the channel. Checked every 100 ms: it serves a
+   * channel being retired, which is rare, and the queue has no event per conversation.
+   */
   async settledOn(channel: string): Promise<void> {
-    const busy = () => [...this.active.keys()].some((key) => key.startsWith(`${channel}:`));
-    while (busy()) await new Promise<void>((resolve) => this.ended.add(resolve));
+    const ours = (key: string) => key.startsWith(`${channel}:`);
+    while (this.queue.keys().some(ours) || [...this.active.keys()].some(ours)) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 
   private async answerClick(slot: ChannelSlot, msg: InboundMessage): Promise<void> {

@@ -55,7 +55,7 @@ export interface GatewayOptions {
   supervisor?: SupervisorOptions;
   /** How long `start` waits for channels to connect (default 15 s). */
   startWaitMs?: number;
-  /** How long `stop` lets running replies finish before cancelling them (default 5 s). */
+  /** How long `stop` lets running replies finish before cancelling them (default: `gateway.drain_ms`). */
   drainMs?: number;
   /** This replica's id in a shared (PostgreSQL) store; `<hostname>-<pid>-<random>` by default. */
   replicaId?: string;
@@ -63,8 +63,6 @@ export interface GatewayOptions {
 
 /** How long `start` waits for channels to connect before going on without the slow ones. */
 const START_WAIT_MS = 15_000;
-/** How long `stop` lets running replies finish before cancelling them. */
-const DRAIN_MS = 5_000;
 const INBOX_KEEP_MS = 48 * 3600_000;
 
 export class Gateway {
@@ -224,6 +222,11 @@ export class Gateway {
   private async doRestart(slot: ChannelSlot): Promise<void> {
     if (!slot.enabled) return;
     await slot.channel?.stop().catch((err: unknown) => this.logger.warn({ err, channel: slot.name }, "channel stop failed"));
+    await this.renewSlot(slot);
+  }
+
+  /** Builds a fresh instance of the slot's channel and starts it; the old one is the caller's to stop. */
+  private async renewSlot(slot: ChannelSlot): Promise<void> {
     try {
       slot.channel = await instantiate(slot.name, slot.section, this.channelOptions());
     } catch (err) {
@@ -328,6 +331,7 @@ export class Gateway {
         dispatcher: () => this.dispatcher,
         views: () => this.views,
         startSlot: (slot) => this.startSlot(slot),
+        renewSlot: (slot) => this.renewSlot(slot),
         logger,
       });
     }
@@ -417,6 +421,10 @@ export class Gateway {
     if (unsent.length > 0) this.leftovers.set(slot.name, [...unsent, ...(this.leftovers.get(slot.name) ?? [])]);
   }
 
+  private handOver(): Promise<void> {
+    return this.replicaLink ? this.replicaLink.handOver() : stopIntakes(this.slots, this.logger);
+  }
+
   async stop(): Promise<void> {
     // From here on webhooks answer 503 + Retry-After: the next process takes them.
     this.server.pause("draining");
@@ -425,7 +433,9 @@ export class Gateway {
     const dispatcher = this.dispatcher;
     if (dispatcher) {
       dispatcher.stopAccepting();
-      const drainMs = this.options.drainMs ?? DRAIN_MS;
+      // Before the drain: no update is fetched only to be refused, and another replica takes the bot now.
+      await this.handOver();
+      const drainMs = this.options.drainMs ?? this.options.loaded.config.gateway.drain_ms;
       const drained = await Promise.race([dispatcher.idle().then(() => true), delay(drainMs).then(() => false)]);
       if (!drained) {
         dispatcher.cancelAll();
@@ -439,13 +449,29 @@ export class Gateway {
           .catch((err: unknown) => this.options.logger.warn({ err, channel: slot.name }, "channel stop failed")),
       ),
     );
-    // Gives up this replica's leases, so the others take its channels and waiting messages at once.
+    // Gives up this replica's other leases, so the others take its waiting messages at once.
     await this.replicaLink?.close();
     await this.agents?.close();
     await this.store?.close();
     await this.server.close();
     this.options.logger.info("antler stopped");
   }
+}
+
+/**
+ * Exclusive channels stop taking updates (and, with several replicas, give their leases up) while
+ * their send path stays open for the replies that are still running.
+ */
+async function stopIntakes(slots: ChannelSlot[], logger: Logger): Promise<void> {
+  await Promise.all(
+    slots.map((slot) =>
+      slot.channel?.exclusive
+        ? slot.channel
+            .stopIntake?.()
+            .catch((err: unknown) => logger.warn({ err, channel: slot.name }, "channel intake stop failed"))
+        : undefined,
+    ),
+  );
 }
 
 function delay(ms: number): Promise<void> {

@@ -411,6 +411,18 @@ export class Dispatcher {
     if (this.active.get(key) === controller) this.active.delete(key);
   }
 
+  /**
+   * Resolves once nothing of the channel's conversations runs or waits here: no reply, and no
+   * queued message that would still answer through the channel. Checked every 100 ms: it serves a
+   * channel being retired, which is rare, and the queue has no event per conversation.
+   */
+  async settledOn(channel: string): Promise<void> {
+    const ours = (key: string) => key.startsWith(`${channel}:`);
+    while (this.queue.keys().some(ours) || [...this.active.keys()].some(ours)) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
   private async answerClick(slot: ChannelSlot, msg: InboundMessage): Promise<void> {
     const action = msg.action!;
     // Looked up among this tenant's questions only: a forged id of another tenant's finds nothing.

@@ -26,6 +26,8 @@ type Opener = (signal: AbortSignal) => Promise<OpenResult | undefined> | Promise
 
 type Phase = "stopped" | "starting" | "up" | "failed";
 
+const INTAKE_STOPPED = "not taking new messages: the channel is being handed over";
+
 export class ChannelLifecycle {
   private phase: Phase = "stopped";
   /** The connection as last reported; `reason` set = degraded. */
@@ -101,6 +103,14 @@ export class ChannelLifecycle {
     await closing;
   }
 
+  /**
+   * Intake stopped (see `Channel.stopIntake`): the channel is still up for sending but shows as
+   * degraded, and what the adapter reports about its connection no longer changes that.
+   */
+  intakeStopped(): void {
+    if (this.active) this.link = { connected: false, reason: INTAKE_STOPPED };
+  }
+
   /** True between a start and a stop (also while starting). */
   get active(): boolean {
     return this.abort !== undefined && !this.abort.signal.aborted;
@@ -108,12 +118,16 @@ export class ChannelLifecycle {
 
   /** The connection is up. */
   connected(): void {
-    if (this.active) this.link = { connected: true };
+    if (this.active && !this.intakeIsStopped) this.link = { connected: true };
   }
 
   /** The channel is up but cannot receive right now (a dropped socket, a failing poll). */
   degraded(reason: string, connected = false): void {
-    if (this.active) this.link = { connected, reason };
+    if (this.active && !this.intakeIsStopped) this.link = { connected, reason };
+  }
+
+  private get intakeIsStopped(): boolean {
+    return this.link?.reason === INTAKE_STOPPED;
   }
 
   /** A failure that ends the channel until it is restarted (e.g. the token was revoked). */
@@ -155,7 +169,9 @@ export class ChannelLifecycle {
  * `open(sink, signal)` and an idempotent `close()`, and reports to `this.life` as its connection
  * comes and goes.
  */
-export abstract class LifecycleChannel implements Pick<Channel, "name" | "start" | "stop" | "status" | "exclusive"> {
+export abstract class LifecycleChannel
+  implements Pick<Channel, "name" | "start" | "stop" | "stopIntake" | "status" | "exclusive">
+{
   /** The channel's instance name, the prefix of its conversation keys. */
   readonly name: string;
   /** One connection per bot (see `Channel.exclusive`). */
@@ -179,6 +195,14 @@ export abstract class LifecycleChannel implements Pick<Channel, "name" | "start"
     return this.life.stop(() => this.close());
   }
 
+  /** Stops the intake (see `Channel.stopIntake`); sending works until `stop`. */
+  async stopIntake(): Promise<void> {
+    // Still connecting: no reply has used it yet, and its intake may open after a close here.
+    if (this.life.status().state === "starting") return this.stop();
+    this.life.intakeStopped();
+    await this.closeIntake();
+  }
+
   status(): ChannelStatus {
     return this.life.status();
   }
@@ -188,4 +212,12 @@ export abstract class LifecycleChannel implements Pick<Channel, "name" | "start"
 
   /** Releases everything `open` may have made; runs again when an aborted `open` returns. */
   protected abstract close(): Promise<void>;
+
+  /**
+   * Stops fetching inbound events and leaves the send path open; idempotent. By default the
+   * whole channel closes: an adapter whose sends can outlive its intake overrides it.
+   */
+  protected closeIntake(): Promise<void> {
+    return this.close();
+  }
 }

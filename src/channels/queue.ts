@@ -62,6 +62,11 @@ export class KeyedQueue {
     return true;
   }
 
+  /** Keys with a job running or waiting. */
+  keys(): string[] {
+    return [...this.lanes.keys()];
+  }
+
   /** True while a job for `key` is running. */
   isBusy(key: string): boolean {
     return this.lanes.get(key)?.running ?? false;

@@ -295,6 +295,13 @@ export interface Channel {
   start(sink: InboundSink): Promise<void>;
   /** Disconnects and releases every handle. Idempotent. */
   stop(): Promise<void>;
+  /**
+   * Stops taking inbound events at once (the poll loop, the socket, the stream) while `send`,
+   * `edit` and the other outbound calls keep working until `stop()`. Resolves once no further
+   * event will be fetched. An exclusive channel that has it hands its connection to another
+   * replica at once on a clean stop or a lost lease, and its running replies still finish.
+   */
+  stopIntake?(): Promise<void>;
   status(): ChannelStatus;
   /** Posts a new message. Throws typed errors from src/errors.ts (rate limit, not found, …). */
   send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle>;

@@ -262,6 +262,7 @@ export const GatewayConfig = z
     delivery_retry_ms: num().pipe(z.number().int().positive()).default(60_000),
     replay_window_ms: num().pipe(z.number().int().min(0)).default(600_000),
     typing_delay_ms: num().pipe(z.number().int().min(0)).default(500),
+    drain_ms: num().pipe(z.number().int().min(0)).default(5_000),
   })
   .prefault({});
 

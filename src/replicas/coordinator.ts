@@ -20,6 +20,8 @@ import type { Logger } from "../log/logger.js";
 import { migrate, type PostgresConnection } from "../storage/postgres.js";
 
 const CHANNEL = "antler_replicas";
+/** The broadcast that says a channel's lease was given up. */
+const RELEASED = "channel-released";
 
 const SCHEMA = [
   `CREATE TABLE antler_replicas (
@@ -128,6 +130,8 @@ export class Coordinator {
       const coordinator = new Coordinator(pool, options);
       await coordinator.register();
       await coordinator.listen();
+      // A channel another replica gave up is competed for at once, not at the next heartbeat.
+      coordinator.on(RELEASED, (data) => coordinator.contendNow((data as { channel?: unknown }).channel));
       coordinator.timer = setInterval(() => {
         coordinator.stepDownIfExpired();
         coordinator.tick = coordinator.tick.then(() => coordinator.beat());
@@ -249,13 +253,26 @@ export class Coordinator {
     await this.contend(channel);
   }
 
-  /** Stops competing for the channel and gives its lease up at once. */
+  /**
+   * Stops competing for the channel and gives its lease up at once; the other replicas are told,
+   * and compete for it without waiting for their next heartbeat. The caller has stopped the
+   * channel's connection first (nothing tells the caller's `onChange`).
+   */
   async resign(channel: string): Promise<void> {
     this.candidates.delete(channel);
-    this.leading.delete(channel);
-    await this.pool
-      .query("DELETE FROM antler_channel_leases WHERE channel = $1 AND replica = $2", [channel, this.id])
-      .catch((err: unknown) => this.options.logger.warn({ err, channel }, "could not give up a channel lease"));
+    const led = this.leading.delete(channel);
+    try {
+      await this.pool.query("DELETE FROM antler_channel_leases WHERE channel = $1 AND replica = $2", [channel, this.id]);
+      if (led) await this.broadcast(RELEASED, { channel });
+    } catch (err) {
+      this.options.logger.warn({ err, channel }, "could not give up a channel lease");
+    }
+  }
+
+  /** Competes for a channel another replica just gave up, if this one wants it. */
+  private contendNow(channel: unknown): void {
+    if (this.closed || typeof channel !== "string" || !this.candidates.has(channel)) return;
+    this.tick = this.tick.then(() => this.contend(channel));
   }
 
   /** Whether this replica leads the channel now. */
@@ -445,9 +462,11 @@ export class Coordinator {
     if (this.guard) clearInterval(this.guard);
     await this.tick.catch(() => undefined);
     this.candidates.clear();
+    const led = [...this.leading.keys()];
     this.leading.clear();
     try {
       await this.pool.query("DELETE FROM antler_channel_leases WHERE replica = $1", [this.id]);
+      for (const channel of led) await this.broadcast(RELEASED, { channel });
       await this.pool.query("DELETE FROM antler_conversation_leases WHERE replica = $1", [this.id]);
       await this.pool.query("UPDATE antler_replicas SET stopped_at = now() WHERE id = $1", [this.id]);
       await this.pool.query("DELETE FROM antler_replicas WHERE stopped_at < now() - interval '1 day'");

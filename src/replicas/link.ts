@@ -13,6 +13,7 @@
 import type { BindingStore, InboxEntry } from "../bindings/types.js";
 import type { Dispatcher, ReplicaCoordinator } from "../channels/dispatcher.js";
 import type { ChannelSlot } from "../channels/registry.js";
+import type { Channel } from "../channels/types.js";
 import type { Logger } from "../log/logger.js";
 import type { Coordinator, ReplicaInfo } from "./coordinator.js";
 
@@ -24,6 +25,8 @@ export interface ReplicaHost {
   views(): BindingStore[];
   /** Starts the slot's channel for real. */
   startSlot(slot: ChannelSlot): Promise<void>;
+  /** Builds a fresh instance of the slot's channel and starts it, leaving the old instance alone. */
+  renewSlot(slot: ChannelSlot): Promise<void>;
   logger: Logger;
 }
 
@@ -35,6 +38,8 @@ export class ReplicaLink {
   private sweeping: Promise<void> = Promise.resolve();
   /** Messages taken over whose notice could not be sent yet, by channel: tried again on the next sweep. */
   private readonly unsent = new Map<string, InboxEntry[]>();
+  /** Channel instances whose lease was lost: intake stopped, their send path open until the replies here end. */
+  private readonly retiring = new Map<Channel, Promise<void>>();
 
   constructor(
     readonly coordinator: Coordinator,
@@ -84,22 +89,58 @@ export class ReplicaLink {
         .filter((slot) => slot.enabled && slot.channel?.exclusive)
         .map((slot) =>
           this.coordinator.lead(slot.name, (leading) => {
-            if (leading) {
-              // A slot not started yet is started by the gateway itself, which finds it may.
-              if (slot.override?.state !== "standby") return;
-              this.host
-                .startSlot(slot)
-                .catch((err: unknown) =>
-                  this.host.logger.error({ err, channel: slot.name }, "could not start a channel this replica now leads"),
-                );
-            } else {
-              slot.channel
-                ?.stop()
-                .catch((err: unknown) => this.host.logger.warn({ err, channel: slot.name }, "channel stop failed"));
-              this.standBy(slot);
-            }
+            if (!leading) return this.retire(slot);
+            // A slot not started yet is started by the gateway itself, which finds it may.
+            if (slot.override?.state !== "standby") return;
+            // An instance still finishing its replies cannot take updates again: a fresh one does.
+            const retiring = slot.channel !== undefined && this.retiring.has(slot.channel);
+            (retiring ? this.host.renewSlot(slot) : this.host.startSlot(slot)).catch((err: unknown) =>
+              this.host.logger.error({ err, channel: slot.name }, "could not start a channel this replica now leads"),
+            );
           }),
         ),
+    );
+  }
+
+  /**
+   * The lease was lost while this replica lives (another took it, or it could not be renewed):
+   * the channel stops taking updates at once, since another replica may poll the bot now; the
+   * replies running here finish through its send path, and then it stops. A channel that cannot
+   * stop its intake alone stops at once.
+   */
+  private retire(slot: ChannelSlot): void {
+    this.standBy(slot);
+    const channel = slot.channel;
+    if (!channel || this.retiring.has(channel)) return;
+    const done = (async () => {
+      if (channel.stopIntake) {
+        await channel.stopIntake();
+        await this.host.dispatcher()?.settledOn(slot.name);
+      }
+      await channel.stop();
+    })()
+      .catch((err: unknown) => this.host.logger.warn({ err, channel: slot.name }, "channel stop failed"))
+      .finally(() => this.retiring.delete(channel));
+    this.retiring.set(channel, done);
+  }
+
+  /**
+   * A clean stop, first step: each exclusive channel this replica leads stops taking updates, and
+   * its lease is given up at once, so another replica polls while the replies here finish through
+   * the send path. A channel that cannot stop its intake alone keeps its lease until `close`.
+   */
+  async handOver(): Promise<void> {
+    const slots = this.host.slots().filter((s) => s.channel?.exclusive && s.channel.stopIntake);
+    await Promise.all(
+      slots.map(async (slot) => {
+        try {
+          // Also a channel this replica has not started yet: it may be starting, having just won its lease.
+          await slot.channel?.stopIntake?.();
+          await this.coordinator.resign(slot.name);
+        } catch (err) {
+          this.host.logger.warn({ err, channel: slot.name }, "could not hand a channel over");
+        }
+      }),
     );
   }
 
@@ -157,6 +198,7 @@ export class ReplicaLink {
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     await this.sweeping.catch(() => undefined);
+    await Promise.all([...this.retiring.keys()].map((channel) => channel.stop().catch(() => undefined)));
     await this.coordinator.close();
   }
 }

@@ -1,6 +1,7 @@
 /** The shared start/stop/status of every adapter (src/channels/lifecycle.ts). */
 import { describe, expect, it } from "vitest";
-import { ChannelLifecycle } from "../../src/channels/lifecycle.js";
+import { ChannelLifecycle, LifecycleChannel } from "../../src/channels/lifecycle.js";
+import type { InboundSink } from "../../src/channels/types.js";
 import { ChannelError } from "../../src/errors.js";
 
 /** An `open` that waits until released, counting what it made and what `close` released. */
@@ -130,5 +131,74 @@ describe("ChannelLifecycle", () => {
       async () => {},
     );
     expect(life.status()).toMatchObject({ state: "degraded", reason: "dropped right after connecting" });
+  });
+});
+
+/** A LifecycleChannel whose `open` waits at a gate; `split` overrides `closeIntake` as an exclusive adapter does. */
+class GatedChannel extends LifecycleChannel {
+  readonly g = gate();
+  intakeCloses = 0;
+
+  constructor(private readonly split: boolean) {
+    super("c", "socket", { exclusive: true });
+  }
+
+  report(up: boolean): void {
+    if (up) this.life.connected();
+    else this.life.degraded("the socket dropped");
+  }
+
+  protected open(_sink: InboundSink, signal: AbortSignal): Promise<void> {
+    return this.g.open(signal);
+  }
+
+  protected close(): Promise<void> {
+    return this.g.close();
+  }
+
+  protected override closeIntake(): Promise<void> {
+    if (!this.split) return super.closeIntake();
+    this.intakeCloses++;
+    return Promise.resolve();
+  }
+}
+
+describe("LifecycleChannel.stopIntake", () => {
+  const sink: InboundSink = async () => undefined;
+
+  it("ends only the intake of a running channel, which then shows degraded until it stops", async () => {
+    const channel = new GatedChannel(true);
+    channel.g.release();
+    await channel.start(sink);
+    await channel.stopIntake();
+    expect(channel.intakeCloses).toBe(1);
+    expect(channel.g.counts.closes).toBe(0);
+    expect(channel.status()).toMatchObject({ state: "degraded", connected: false, reason: expect.stringMatching(/handed over/) });
+    // A late report from the connection does not make it look like it takes messages again.
+    channel.report(true);
+    expect(channel.status().state).toBe("degraded");
+    await channel.stop();
+    expect(channel.g.counts.closes).toBe(1);
+    expect(channel.status().state).toBe("stopped");
+  });
+
+  it("stops a channel that is still starting, so its intake cannot open after", async () => {
+    const channel = new GatedChannel(true);
+    const starting = channel.start(sink).catch((e: unknown) => e);
+    await channel.stopIntake();
+    channel.g.release();
+    expect(await starting).toMatchObject({ code: "stopped" });
+    expect(channel.g.counts.live).toBe(0);
+    expect(channel.intakeCloses).toBe(0);
+    expect(channel.status().state).toBe("stopped");
+  });
+
+  it("closes everything by default (an adapter that cannot keep its send path alone)", async () => {
+    const channel = new GatedChannel(false);
+    channel.g.release();
+    await channel.start(sink);
+    await channel.stopIntake();
+    expect(channel.g.counts.closes).toBe(1);
+    expect(channel.g.counts.live).toBe(0);
   });
 });

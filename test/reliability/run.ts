@@ -9,6 +9,7 @@
  */
 import { ProbeContext, type ProbeResult, type Settings } from "./harness.js";
 import { Ledger } from "./ledger.js";
+import { handoverProbe } from "./probes/handover.js";
 import { httpAbuseProbe } from "./probes/http-abuse.js";
 import { loadProbe } from "./probes/load.js";
 import { modelFaultsProbe } from "./probes/model-faults.js";
@@ -29,6 +30,7 @@ interface Probe {
 const PROBES: Probe[] = [
   { name: "sigkill-restart", run: sigkillProbe, limitMs: [90_000, 240_000] },
   { name: "sigterm-restart", run: sigtermProbe, limitMs: [90_000, 240_000] },
+  { name: "handover", run: handoverProbe, limitMs: [90_000, 180_000] },
   { name: "platform-faults", run: platformFaultsProbe, limitMs: [90_000, 360_000] },
   { name: "model-faults", run: modelFaultsProbe, limitMs: [60_000, 180_000] },
   { name: "model-stall", run: modelStallProbe, limitMs: [90_000, 180_000] },

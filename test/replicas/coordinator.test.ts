@@ -51,6 +51,22 @@ describe("replica coordination", () => {
     expect(rs.filter((r) => r !== first && r.leads("telegram"))).toEqual([next]);
   });
 
+  it("a resigned channel is taken by another replica at once, not at its next heartbeat", async () => {
+    // Heartbeats far apart: only the broadcast of the release can make the takeover quick.
+    const rs = await replicas(2, { heartbeatMs: 20_000, leaseMs: 60_000, deadAfterMs: 90_000 });
+    const [a, b] = rs as [Coordinator, Coordinator];
+    await a.lead("telegram", () => undefined);
+    const told: boolean[] = [];
+    await b.lead("telegram", (on) => told.push(on));
+    expect(a.leads("telegram")).toBe(true);
+    expect(b.leads("telegram")).toBe(false);
+    await a.resign("telegram");
+    await eventually(() => b.leads("telegram"), 10_000, "B leads after A resigned");
+    expect(told).toEqual([true]);
+    expect(await a.leaderOf("telegram")).toBe("r1");
+    expect(a.leads("telegram")).toBe(false);
+  });
+
   it("makes a leader cut off from the database step down before another replica can take its channel", async () => {
     const { url } = await freshSchema("repl");
     const { proxy, url: through } = await PartitionProxy.start(url);

@@ -98,10 +98,15 @@ export class DingTalkChannel extends LifecycleChannel implements Channel {
     else await this.connectStream(signal);
   }
 
-  /** Closes the stream and takes the route down; safe to call more than once. */
-  protected async close(): Promise<void> {
+  /** Closes the stream; replies still go out through the API and the session webhooks. */
+  protected override async closeIntake(): Promise<void> {
     this.client?.stop();
     this.client = undefined;
+  }
+
+  /** Closes the stream and takes the route down; safe to call more than once. */
+  protected async close(): Promise<void> {
+    await this.closeIntake();
     this.http.unroute();
     this.sink = undefined;
   }

@@ -158,6 +158,15 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
     this.logger.info({ bot: user.username, guilds: client.guilds.cache.size }, "discord channel started");
   }
 
+  /**
+   * Leaves the Gateway only: the client's REST manager (and its token) still sends and edits.
+   * discord.js types `ws.destroy` as private; `Client.destroy` would also drop the token.
+   */
+  protected override async closeIntake(): Promise<void> {
+    const ws = this.client?.ws as unknown as { destroy(): Promise<void> } | undefined;
+    await ws?.destroy();
+  }
+
   /** Leaves the Gateway and lets held clicks go; safe to call more than once. */
   protected async close(): Promise<void> {
     const client = this.client;

@@ -109,10 +109,15 @@ export class FeishuChannel extends LifecycleChannel implements Channel {
     return this.connect(dispatcher);
   }
 
-  /** Closes the long connection and takes the route down; safe to call more than once. */
-  protected async close(): Promise<void> {
+  /** Closes the long connection; the API client still sends and edits. */
+  protected override async closeIntake(): Promise<void> {
     this.connection?.close();
     this.connection = undefined;
+  }
+
+  /** Closes the long connection and takes the route down; safe to call more than once. */
+  protected async close(): Promise<void> {
+    await this.closeIntake();
     this.ctx.http.unroute();
     this.reactions.clear();
     this.clicks.releaseAll();

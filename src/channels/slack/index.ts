@@ -138,6 +138,11 @@ export class SlackChannel extends LifecycleChannel implements Channel {
     this.logger.info({ mode: this.config.mode, bot: this.bot.userId }, "slack channel started");
   }
 
+  /** Stops Bolt's socket; the Web API client it does not own still sends and edits. */
+  protected override closeIntake(): Promise<void> {
+    return this.close();
+  }
+
   /** Stops Bolt (its socket or its route); safe to call more than once. */
   protected async close(): Promise<void> {
     const app = this.app;

@@ -105,11 +105,16 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
 
   /** Releases the poller, the route and held clicks; safe to call more than once. */
   protected async close(): Promise<void> {
-    const poller = this.poller;
-    this.poller = undefined;
     this.http.unroute();
     this.clicks.releaseAll();
     this.bot = undefined;
+    await this.closeIntake();
+  }
+
+  /** Ends the poll loop (an open getUpdates is aborted); the bot still sends and edits. */
+  protected override async closeIntake(): Promise<void> {
+    const poller = this.poller;
+    this.poller = undefined;
     await poller?.stop();
   }
 

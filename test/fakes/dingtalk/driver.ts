@@ -49,6 +49,7 @@ export async function dingTalkDriver(options: DriverOptions): Promise<DingTalkDr
   const dm = fake.dmId();
   let last: Delivery | undefined;
   return {
+    fake,
     channelName: "dingtalk",
     webhook: options.mode === "webhook",
     minEditIntervalMs: INTERVAL_MS,
@@ -92,7 +93,6 @@ export async function dingTalkDriver(options: DriverOptions): Promise<DingTalkDr
     },
     botMessages: (): VisibleMessage[] => fake.messagesIn(dm).map(visible),
     group: groupOf(fake, options.scope),
-    fake,
     close: () => fake.close(),
   };
 }

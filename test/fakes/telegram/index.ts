@@ -59,6 +59,8 @@ export interface CallRecord {
   description?: string;
   /** Which listener the call came through: `main`, or a name given to `listenFor`. */
   client: string;
+  /** getUpdates: the update_ids it handed out. */
+  handed?: number[];
 }
 
 export interface FakeTelegramOptions {
@@ -341,6 +343,7 @@ export class FakeTelegram {
     this.calls.push(record);
     try {
       const result = method === "getUpdates" ? await this.getUpdates(params, req, client) : this.dispatch(method, params, record);
+      if (method === "getUpdates") record.handed = (result as Update[]).map((u) => u.update_id);
       reply(res, { ok: true, result }, 200);
     } catch (err) {
       if (err instanceof RawReply) {

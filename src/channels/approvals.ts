@@ -19,6 +19,7 @@
  */
 import type { Json, PendingQuestion } from "../bindings/types.js";
 import type { ApprovalRequest, Decision, DecisionType } from "../harness/types.js";
+import { literalMarkdown, longestRun } from "./render/markdown/index.js";
 import type { Channel, MessageHandle, OutboundContent } from "./types.js";
 
 /** The stored state of one approval: its calls, the decisions so far, and its deadline. */
@@ -64,14 +65,17 @@ export function summarizeArgs(args: Record<string, unknown>): string {
 
 /** The message of one call: name, arguments, and its buttons (or how to answer in words). */
 export function requestContent(channel: Channel, request: ApprovalRequest, index: number, questionId: string): OutboundContent {
-  const head = `🔧 **${request.name}** wants to run with:\n\`\`\`json\n${summarizeArgs(request.args)}\n\`\`\``;
+  const args = summarizeArgs(request.args);
+  const fence = "`".repeat(Math.max(3, longestRun(args, "`") + 1));
+  // The tool's name is text: a name like `send__mail` must not turn bold.
+  const head = `🔧 **${literalMarkdown(request.name)}** wants to run with:\n${fence}json\n${args}\n${fence}`;
   if (channel.capabilities.buttons) {
     const offered = (Object.keys(LABELS) as DecisionType[]).filter((type) => request.allowed.includes(type));
     const buttons = offered.map((type) => ({ id: `${type}:${index}`, label: LABELS[type] }));
     return { text: head, buttons, questionId };
   }
   const edit = request.allowed.includes("edit") ? ', or "edit" and then the new arguments as JSON' : "";
-  return { text: `${head}\n_Reply "approve" or "reject <reason>"${edit}._` };
+  return { text: `${head}\n_${literalMarkdown(`Reply "approve" or "reject <reason>"${edit}.`)}_` };
 }
 
 /** A click on a call's button: what it decides and for which call. */

@@ -540,7 +540,9 @@ export class Dispatcher {
     // Left running for the next process: the inbox entry must stay unfinished.
     if (outcome.kind === "error" && outcome.code === "detached") throw new LeftForNextProcess("running");
     if (this.options.media && (outcome.kind === "done" || outcome.kind === "clarification")) {
-      for (const notice of await this.options.media.deliver(this.channelOf(slot), msg.ref, threadId)) {
+      for (const notice of await this.options.media.deliver(this.channelOf(slot), msg.ref, threadId, (err) =>
+        slot.noteError(err),
+      )) {
         await this.notify(slot, msg.ref, notice);
       }
     }

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { APPROVAL_NOTICES } from "../../src/channels/approval-desk.js";
 import { type RecordingTools, recordingTools } from "../../src/testing/tools.js";
 import { eventually, sleep, startTestGateway, type TestGateway } from "../contract/gateway.js";
-import { LoopbackWorld } from "../fakes/loopback.js";
+import { LoopbackWorld, shownText } from "../fakes/loopback.js";
 import { contentText, type MockModel, startMockModel } from "../fakes/openai.js";
 
 let recording: RecordingTools;
@@ -36,7 +36,7 @@ function boot(world: LoopbackWorld, approvals: Record<string, unknown>, dir?: st
 }
 
 const email = { to: "ana@example.com", subject: "Hello" };
-const texts = (world: LoopbackWorld, chatId = "dm1") => world.botMessages(chatId).map((m) => m.text);
+const texts = (world: LoopbackWorld, chatId = "dm1") => world.botMessages(chatId).map((m) => shownText(m.text));
 const callMessages = (world: LoopbackWorld, chatId = "dm1") =>
   world.botMessages(chatId).filter((m) => m.text.includes("wants to run with"));
 /** What the model was last shown as the result of each tool call. */
@@ -50,15 +50,15 @@ describe("tool approval in the chat", () => {
     model.enqueue({ toolCalls: [{ name: "send_email", args: email }] }, { text: "Sent it." });
     await world.userSays("email Ana");
     const card = await eventually(() => callMessages(world)[0], 8_000, "the call's message");
-    expect(card.text).toContain("send_email");
-    expect(card.text).toContain('"to": "ana@example.com"');
+    expect(shownText(card.text)).toContain("send_email");
+    expect(shownText(card.text)).toContain('"to": "ana@example.com"');
     expect(card.buttons.map((b) => b.label)).toEqual(["Approve", "Reject", "Edit"]);
     expect(calls()).toEqual([]);
 
     await world.clickOn(card, "Approve", { userName: "Ana" });
     await eventually(() => texts(world).includes("Sent it."), 8_000, "the reply");
     expect(calls()).toEqual([{ name: "send_email", args: email }]);
-    expect(card.text).toContain("✅ Approved by Ana");
+    expect(shownText(card.text)).toContain("✅ Approved by Ana");
     expect(card.buttons).toEqual([]);
   });
 
@@ -73,7 +73,7 @@ describe("tool approval in the chat", () => {
     await eventually(() => texts(world).includes("Okay, I won't."), 8_000, "the reply");
     expect(calls()).toEqual([]);
     expect(toolResults().join("\n")).toContain("not today");
-    expect(card.text).toContain("❌ Rejected by User One: not today");
+    expect(shownText(card.text)).toContain("❌ Rejected by User One: not today");
   });
 
   it("Edit takes the next message as the arguments, refuses invalid ones, then runs once with the edited ones", async () => {
@@ -134,7 +134,7 @@ describe("tool approval in the chat", () => {
     await world.clickOn(card, "Approve", { userId: "boss", userName: "Boss" });
     await eventually(() => texts(world, "g1").includes("Sent."), 8_000, "the reply");
     expect(calls()).toHaveLength(1);
-    expect(card.text).toContain("Approved by Boss");
+    expect(shownText(card.text)).toContain("Approved by Boss");
   });
 
   it("rejects a call nobody decided by its deadline; the model reads why", async () => {
@@ -184,7 +184,7 @@ describe("tool approval in the chat", () => {
     model.enqueue({ toolCalls: [{ name: "send_email", args: email }] }, { text: "Sent." });
     await world.userSays("email Ana");
     const card = await eventually(() => callMessages(world)[0], 8_000, "the call's message");
-    expect(card.text).toContain('Reply "approve" or "reject <reason>"');
+    expect(shownText(card.text)).toContain('Reply "approve" or "reject <reason>"');
     await world.userSays("approve");
     await eventually(() => texts(world).includes("Sent."), 8_000, "the reply");
     expect(calls()).toHaveLength(1);

@@ -31,7 +31,8 @@ export function literalMarkdown(text: string): string {
       .replace(INDENT, (space) => space.replace(/\t/g, "    ").replace(/ /g, "\u00a0"))
       .replace(LINE_START, "$1\\$2")
       .replace(NUMBERED, "$1\\$2")
-      // A backslash before a line break makes it a hard break: the line ends where the text's does.
-      .replace(SOFT_BREAK, "$1\\\n")
+      // Two spaces before a line break make it a hard break: the line ends where the text's does.
+      // (Not a backslash: a notice cut into messages at that line would show it.)
+      .replace(SOFT_BREAK, "$1  \n")
   );
 }

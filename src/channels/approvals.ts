@@ -33,6 +33,8 @@ export interface ApprovalState {
   posted: (MessageHandle | null)[];
   /** When open calls are rejected (ms since epoch). */
   deadline: number;
+  /** The configured wait (`timeout_ms`), as the timeout notice states it; absent in approvals stored by older versions. */
+  waitMs?: number;
   /** User ids who may decide besides the asker and the channel's approvers. */
   approvers: string[];
   /** Set after Edit: whose next message holds the new arguments, for which call. */
@@ -107,6 +109,24 @@ export function outcomeLine(decision: Decision, by: string | null): string {
     case "reject":
       return `❌ Rejected${who}${decision.message ? `: ${decision.message}` : ""}`;
   }
+}
+
+/**
+ * A wait as a person would write it: `15 seconds`, `90 seconds`, `2 minutes`, `1 hour 30 minutes`.
+ * Under two minutes, or not in whole minutes, it counts seconds (`0.5 seconds` below one).
+ */
+export function waitText(ms: number): string {
+  const unit = (n: number, name: string) => `${n} ${name}${n === 1 ? "" : "s"}`;
+  const seconds = ms / 1000;
+  if (!Number.isInteger(seconds)) return unit(Number(seconds.toFixed(3)), "second");
+  if (seconds < 120) return unit(seconds, "second");
+  const parts: string[] = [];
+  const hours = Math.floor(seconds / 3600);
+  const minutes = Math.floor((seconds % 3600) / 60);
+  if (hours > 0) parts.push(unit(hours, "hour"));
+  if (minutes > 0) parts.push(unit(minutes, "minute"));
+  if (seconds % 60 > 0) parts.push(unit(seconds % 60, "second"));
+  return parts.join(" ");
 }
 
 /** The indexes of the calls still open. */

@@ -6,6 +6,7 @@
  * on the server itself.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { APPROVAL_NOTICES } from "../../src/channels/approval-desk.js";
 import { eventually, sleep, startTestGateway, type TestGateway } from "../contract/gateway.js";
 import { MODEL_URL_ENV, sentEmails, sentMemos } from "../fakes/langgraph/graphs.js";
 import { LoopbackWorld } from "../fakes/loopback.js";
@@ -137,6 +138,21 @@ describe("tool approval on the remote backend", () => {
     await eventually(() => texts(world).includes("Nobody answered, so not sent."), 10_000, "the reply");
     expect(sentEmails).toEqual([]);
     expect(toolResults().join("\n")).toContain("No decision within");
+  });
+
+  it("/stop: the server's tool never runs, and the next run's model reads that the user stopped it", async () => {
+    const world = new LoopbackWorld();
+    gw = await boot({ loop: world.channelConfig() });
+    model.enqueue({ toolCalls: [{ name: "send_email", args: ARGS }] });
+    await world.userSays("email Ada");
+    await eventually(() => callOf(world), 10_000, "the call's message");
+    await world.userSays("/stop");
+    await eventually(() => texts(world).includes(APPROVAL_NOTICES.stopped), 10_000, "the notice");
+    model.enqueue({ text: "Fine, not sent." });
+    await world.userSays("forget it");
+    await eventually(() => texts(world).includes("Fine, not sent."), 10_000, "the next reply");
+    expect(sentEmails).toEqual([]);
+    expect(toolResults()).toEqual([APPROVAL_NOTICES.stoppedCall]);
   });
 
   it("an approval pending across a gateway restart, approved afterwards, resumes the remote run once", async () => {

@@ -160,6 +160,7 @@ describe("a notice is text", () => {
 
   it("escapes only what Markdown would read as markup, and renders back to itself", () => {
     expect(literalMarkdown("Please send it again in a moment.")).toBe("Please send it again in a moment.");
+    expect(literalMarkdown("send_email wants to run")).toBe("send_email wants to run");
     const tricky = [
       "__init__.py and image/*, audio/*",
       "**not bold** _not italic_ ~~not struck~~ `not code`",

@@ -10,7 +10,9 @@
  */
 
 /** Characters that are markup wherever they stand: emphasis, code, links, strikethrough, tables, escapes. */
-const INLINE = /[\\`*_~[\]|]/g;
+const INLINE = /[\\`*~[\]|]/g;
+/** `_` emphasises only at a word's edge: inside a word (`send_email`) it is text already. */
+const UNDERSCORE = /(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu;
 /** `<` opening a tag or an autolink, `&` opening a character reference. */
 const OPENERS = /<(?=[A-Za-z/!?])|&(?=#?[A-Za-z0-9]+;)/g;
 /** What opens a block at a line's start: a heading, quote, list item, setext underline or thematic break. */
@@ -27,6 +29,7 @@ export function literalMarkdown(text: string): string {
   return (
     text
       .replace(INLINE, "\\$&")
+      .replace(UNDERSCORE, "\\_")
       .replace(OPENERS, "\\$&")
       .replace(INDENT, (space) => space.replace(/\t/g, "    ").replace(/ /g, "\u00a0"))
       .replace(LINE_START, "$1\\$2")

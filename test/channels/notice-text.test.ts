@@ -192,6 +192,34 @@ describe.each(Object.keys(wires))("%s: a notice shows as written", (platform) =>
   });
 });
 
+describe("a refused upload", () => {
+  it("tells the user in plain words; the platform's error goes to the status, not the chat", { timeout: 60_000 }, async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "antler-upload-"));
+    const rig = await startTelegram();
+    wire = { channel: rig.channel, ref: undefined as never, shown: () => [], close: rig.close };
+    try {
+      rig.fake.dm(alice, "hi");
+      const [msg] = await waitFor(() => rig.inbox.length > 0 && rig.inbox, 10_000, "the DM");
+      const files = new ThreadFiles(dir);
+      const outbox = new FileOutbox();
+      const config = MediaConfig.parse({});
+      const desk = new MediaDesk({ config, files, outbox, logger: silentLogger(), vision: () => false });
+      outbox.add("thread-1", await files.save("thread-1", "__init__.py", new TextEncoder().encode("x = 1\n")));
+      rig.fake.inject({ method: "sendDocument", code: 500, description: "Internal Server Error" });
+      const errors: unknown[] = [];
+      const notices = await desk.deliver(rig.channel, msg!.ref, "thread-1", (err) => errors.push(err));
+      expect(notices).toEqual(["I couldn't send “__init__.py”. Please ask again in a moment."]);
+      expect(String(errors[0])).toContain("500");
+      await sendNotice(rig.channel, msg!.ref, notices[0]!);
+      const shown = await waitFor(() => rig.fake.botMessages(alice.id).at(-1)?.text, 10_000, "the notice");
+      expect(shown).toBe(notices[0]);
+      expect(shown).not.toMatch(/500|sendDocument|Internal Server Error/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("web chat: a notice shows as written", () => {
   it("repeats the user's input exactly", { timeout: 60_000 }, async () => {
     model = await startMockModel();

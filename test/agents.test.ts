@@ -9,11 +9,12 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SWITCH_OFF } from "../src/channels/conversations.js";
 import { NOTICES } from "../src/channels/dispatcher.js";
+import { DROPPED_NOTICES } from "../src/channels/dropped-questions.js";
 import type { InboundMessage } from "../src/channels/types.js";
 import type { UsageSnapshot } from "../src/server/usage.js";
 import { bootGateway, type RunningGateway, tempDir } from "./agents-helpers.js";
 import { eventually } from "./contract/gateway.js";
-import { LoopbackWorld } from "./fakes/loopback.js";
+import { LoopbackWorld, shownText } from "./fakes/loopback.js";
 import { type ChatCompletionRequest, contentText, lastUserText, type MockModel, startMockModel } from "./fakes/openai.js";
 import { everythingServer } from "./harness/mcp-helpers.js";
 
@@ -48,7 +49,7 @@ async function boot(options: Parameters<typeof bootGateway>[0]): Promise<Running
   return gw;
 }
 
-const texts = (world: LoopbackWorld, chatId = "dm1") => world.botMessages(chatId).map((m) => m.text);
+const texts = (world: LoopbackWorld, chatId = "dm1") => world.botMessages(chatId).map((m) => shownText(m.text));
 /** Waits for the bot to post `text` (exactly) in `chatId`. */
 const posted = (world: LoopbackWorld, text: string, chatId = "dm1") =>
   eventually(() => texts(world, chatId).includes(text), 8_000, `"${text}" in ${chatId}`);
@@ -223,8 +224,40 @@ describe("a route changed between restarts", () => {
   });
 });
 
+describe("a route change that drops an open question", () => {
+  it("tells the user once, before the message that moved the chat runs, and takes the old buttons away", async () => {
+    const [first, second] = await mocks(2);
+    const world = new LoopbackWorld();
+    const dir = newDir();
+    const gw = await boot({ ...twoAgents(first!, second!), dir, channels: { loop: world } });
+    first!.enqueue({
+      toolCalls: [{ name: "ask_clarification", args: { question: "Which field?", options: ["Birds", "Fish"] } }],
+    });
+    await world.userSays("study something");
+    const question = await eventually(() => world.botMessages().find((m) => m.buttons.length === 2), 8_000, "the question");
+    await gw.stop();
+
+    // The operator edits routes: this chat now goes to research, whose thread never asked.
+    await boot({ ...twoAgents(first!, second!), dir, channels: { loop: world }, routes: [{ chat: "dm1", agent: "research" }] });
+    second!.setDefault({ text: "research answer" });
+    await world.userSays("Birds");
+    await posted(world, "research answer");
+    const shown = texts(world);
+    const notice = shown.indexOf(DROPPED_NOTICES.message);
+    expect(notice, "the notice").toBeGreaterThan(-1);
+    expect(notice, "before the answer").toBeLessThan(shown.indexOf("research answer"));
+    expect(question.buttons).toEqual([]);
+    expect(second!.requests.map(lastUserText)).toEqual(["Birds"]);
+
+    await world.userSays("and another thing");
+    await eventually(() => second!.requests.length === 2 && texts(world).filter((t) => t === "research answer").length === 2);
+    expect(texts(world).filter((t) => t === DROPPED_NOTICES.message)).toHaveLength(1);
+    expect(first!.requests).toHaveLength(1);
+  });
+});
+
 describe("an agent removed from the config", () => {
-  it("/status says so, its open question is stale, and the next message starts a thread with the routed agent", async () => {
+  it("/status says so, a click on its open question hears why it closed, and the next message starts a thread with the routed agent", async () => {
     const [first, second] = await mocks(2);
     const world = new LoopbackWorld();
     const dir = newDir();
@@ -244,11 +277,15 @@ describe("an agent removed from the config", () => {
     await postedStarting(world, "Thread:");
     expect(texts(world).at(-1)).toContain("Agent: research (no longer configured");
     await world.click("Birds");
-    await posted(world, NOTICES.staleQuestion);
+    await posted(world, DROPPED_NOTICES.click);
     first!.setDefault({ text: "general here" });
     await world.userSays("hello again");
     await posted(world, "general here");
     expect(second!.requests).toHaveLength(1);
+    // Told once: the click heard it, the next message does not again.
+    const told = texts(world).filter((t) => t === DROPPED_NOTICES.click || t === DROPPED_NOTICES.message);
+    expect(told).toEqual([DROPPED_NOTICES.click]);
+    expect(world.botMessages().find((m) => m.text.startsWith("Which field?"))?.buttons).toEqual([]);
   });
 });
 

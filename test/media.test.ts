@@ -13,7 +13,7 @@ import { fileTools } from "../src/harness/tools/files.js";
 import { mimeOf, sniffImage } from "../src/media/desk.js";
 import { PDF, PNG } from "../src/testing/contract/media.js";
 import { eventually, startTestGateway, type TestGateway } from "./contract/gateway.js";
-import { LoopbackWorld } from "./fakes/loopback.js";
+import { LoopbackWorld, shownText } from "./fakes/loopback.js";
 import { lastUserImages, lastUserText } from "./fakes/openai.js";
 
 let gw: TestGateway | undefined;
@@ -28,7 +28,7 @@ async function boot(media: Record<string, unknown> = {}, modelConfig: Record<str
   return { world, gw };
 }
 
-const texts = (world: LoopbackWorld) => world.botMessages().map((m) => m.text);
+const texts = (world: LoopbackWorld) => world.botMessages().map((m) => shownText(m.text));
 
 describe("attachments into the agent", () => {
   it("refuses a type outside allowed_types with a notice, and still answers the caption", async () => {

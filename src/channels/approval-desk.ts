@@ -6,6 +6,7 @@
  * conversation's queue, so they are handled in order with the conversation's other messages.
  */
 import type { PendingQuestion } from "../bindings/types.js";
+import { CLOSED_CALL_TEXT } from "../harness/repair.js";
 import type { ApprovalAnswer, ApprovalRequest, Decision } from "../harness/types.js";
 import type { Logger } from "../log/logger.js";
 import { mayAnswer, tellPrivately } from "./answer-rights.js";
@@ -19,6 +20,7 @@ import {
   parseEditedArgs,
   parseText,
   requestContent,
+  waitText,
   withApproval,
 } from "./approvals.js";
 import type { Conversations } from "./conversations.js";
@@ -56,7 +58,9 @@ const DEFAULT_TIMEOUT_MS = 600_000;
 
 export const APPROVAL_NOTICES = {
   stopped: "Stopped: the tool calls waiting for approval were rejected and not run.",
-  timedOut: (minutes: number) => `No decision within ${minutes} minute${minutes === 1 ? "" : "s"}: the call was rejected.`,
+  /** What the model reads as the result of a call rejected by `/stop`. */
+  stoppedCall: CLOSED_CALL_TEXT.stopped,
+  timedOut: (waitMs: number) => `No decision within ${waitText(waitMs)}: the call was rejected.`,
   hint: 'Tool calls are waiting for a decision: use the buttons, or reply "approve" or "reject <reason>".',
   editPrompt: (name: string) => `Send the new arguments for ${name} as a JSON object.`,
   notEditable: "That call cannot be edited: approve or reject it.",
@@ -88,6 +92,7 @@ export class ApprovalDesk {
       decidedBy: requests.map(() => null),
       posted,
       deadline: Date.now() + timeout,
+      waitMs: timeout,
       approvers: [...new Set(policies.flatMap((p) => p?.approvers ?? []))],
     };
     const pending = withApproval(base, state);
@@ -129,7 +134,8 @@ export class ApprovalDesk {
 
   /**
    * `/stop` in a conversation whose run waits for approval: every open call is rejected and
-   * nothing is resumed (the next message's run closes the calls). False when none waits.
+   * nothing is resumed. The backend closes the calls now (`Harness.closePending`), so the model
+   * reads on the next run that the user stopped them. False when none waits.
    */
   async stop(slot: ChannelSlot, key: string, by: string): Promise<boolean> {
     const store = this.store(slot);
@@ -139,12 +145,24 @@ export class ApprovalDesk {
     if (!pending || !state) return false;
     this.disarm(pending.threadId);
     await store.clearPending(pending.threadId);
+    await this.closeOnBackend(slot, pending);
     let next = state;
-    for (const i of openCalls(state)) next = decide(next, i, { type: "reject", message: "The user stopped the run." }, by);
+    for (const i of openCalls(state)) next = decide(next, i, { type: "reject", message: APPROVAL_NOTICES.stoppedCall }, by);
     await this.showOutcomes(slot, state, next);
     const ref = state.posted.find((p) => p)?.ref;
     if (ref) await this.host.notify(slot, ref, APPROVAL_NOTICES.stopped);
     return true;
+  }
+
+  /** Tells the backend the calls were stopped; a failure is logged (the next run then closes them as unanswered). */
+  private async closeOnBackend(slot: ChannelSlot, pending: PendingQuestion): Promise<void> {
+    try {
+      const harness = await this.host.conversations.harnessOfThread(slot.name, pending.key, pending.threadId);
+      await harness.closePending?.(pending.threadId, APPROVAL_NOTICES.stoppedCall);
+    } catch (err) {
+      slot.noteError(err);
+      this.host.logger.warn({ err, channel: slot.name, threadId: pending.threadId }, "could not close the stopped tool calls");
+    }
   }
 
   /** After a (re)start: arms the deadline of every approval waiting in this channel's chats. */
@@ -262,8 +280,9 @@ export class ApprovalDesk {
     const pending = await this.store(slot).getPending(armed.threadId);
     const state = pending && approvalOf(pending);
     if (!pending || !state || pending.questionId !== armed.questionId) return;
-    const minutes = Math.max(1, Math.round((state.deadline - pending.createdAt) / 60_000));
-    const reason = APPROVAL_NOTICES.timedOut(minutes);
+    // Approvals stored before the wait was kept: the time from the question to its deadline, to the second.
+    const wait = state.waitMs ?? Math.max(1000, Math.round((state.deadline - pending.createdAt) / 1000) * 1000);
+    const reason = APPROVAL_NOTICES.timedOut(wait);
     let next = state;
     for (const i of openCalls(state)) next = decide(next, i, { type: "reject", message: reason }, null);
     await this.showOutcomes(slot, state, next);

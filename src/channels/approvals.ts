@@ -19,6 +19,7 @@
  */
 import type { Json, PendingQuestion } from "../bindings/types.js";
 import type { ApprovalRequest, Decision, DecisionType } from "../harness/types.js";
+import { literalMarkdown, longestRun } from "./render/markdown/index.js";
 import type { Channel, MessageHandle, OutboundContent } from "./types.js";
 
 /** The stored state of one approval: its calls, the decisions so far, and its deadline. */
@@ -32,6 +33,8 @@ export interface ApprovalState {
   posted: (MessageHandle | null)[];
   /** When open calls are rejected (ms since epoch). */
   deadline: number;
+  /** The configured wait (`timeout_ms`), as the timeout notice states it; absent in approvals stored by older versions. */
+  waitMs?: number;
   /** User ids who may decide besides the asker and the channel's approvers. */
   approvers: string[];
   /** Set after Edit: whose next message holds the new arguments, for which call. */
@@ -64,14 +67,17 @@ export function summarizeArgs(args: Record<string, unknown>): string {
 
 /** The message of one call: name, arguments, and its buttons (or how to answer in words). */
 export function requestContent(channel: Channel, request: ApprovalRequest, index: number, questionId: string): OutboundContent {
-  const head = `🔧 **${request.name}** wants to run with:\n\`\`\`json\n${summarizeArgs(request.args)}\n\`\`\``;
+  const args = summarizeArgs(request.args);
+  const fence = "`".repeat(Math.max(3, longestRun(args, "`") + 1));
+  // The tool's name is text: a name like `send__mail` must not turn bold.
+  const head = `🔧 **${literalMarkdown(request.name)}** wants to run with:\n${fence}json\n${args}\n${fence}`;
   if (channel.capabilities.buttons) {
     const offered = (Object.keys(LABELS) as DecisionType[]).filter((type) => request.allowed.includes(type));
     const buttons = offered.map((type) => ({ id: `${type}:${index}`, label: LABELS[type] }));
     return { text: head, buttons, questionId };
   }
   const edit = request.allowed.includes("edit") ? ', or "edit" and then the new arguments as JSON' : "";
-  return { text: `${head}\n_Reply "approve" or "reject <reason>"${edit}._` };
+  return { text: `${head}\n_${literalMarkdown(`Reply "approve" or "reject <reason>"${edit}.`)}_` };
 }
 
 /** A click on a call's button: what it decides and for which call. */
@@ -103,6 +109,24 @@ export function outcomeLine(decision: Decision, by: string | null): string {
     case "reject":
       return `❌ Rejected${who}${decision.message ? `: ${decision.message}` : ""}`;
   }
+}
+
+/**
+ * A wait as a person would write it: `15 seconds`, `90 seconds`, `2 minutes`, `1 hour 30 minutes`.
+ * Under two minutes, or not in whole minutes, it counts seconds (`0.5 seconds` below one).
+ */
+export function waitText(ms: number): string {
+  const unit = (n: number, name: string) => `${n} ${name}${n === 1 ? "" : "s"}`;
+  const seconds = ms / 1000;
+  if (!Number.isInteger(seconds)) return unit(Number(seconds.toFixed(3)), "second");
+  if (seconds < 120) return unit(seconds, "second");
+  const parts: string[] = [];
+  const hours = Math.floor(seconds / 3600);
+  const minutes = Math.floor((seconds % 3600) / 60);
+  if (hours > 0) parts.push(unit(hours, "hour"));
+  if (minutes > 0) parts.push(unit(minutes, "minute"));
+  if (seconds % 60 > 0) parts.push(unit(seconds % 60, "second"));
+  return parts.join(" ");
 }
 
 /** The indexes of the calls still open. */

@@ -8,7 +8,7 @@
  * of the store limited to the channel's tenant.
  */
 import { randomUUID } from "node:crypto";
-import type { BindingStore } from "../bindings/types.js";
+import type { BindingStore, PendingQuestion } from "../bindings/types.js";
 import { DEFAULT_AGENT } from "../config/agents.js";
 import type { Harness } from "../harness/types.js";
 import type { Logger } from "../log/logger.js";
@@ -38,6 +38,8 @@ export interface ThreadTarget {
   threadId: string;
   agent: string;
   harness: Harness;
+  /** The open question of the thread this message moved the conversation away from (routes changed): dropped. */
+  dropped?: PendingQuestion;
 }
 
 export interface ConversationsOptions {
@@ -75,7 +77,9 @@ export class Conversations {
     const current = await store.currentBinding(msg.ref.key);
     if (current && (current.agent ?? DEFAULT_AGENT) === agent) return { threadId: current.threadId, agent, harness };
     if (current) this.options.logger.info({ channel, key: msg.ref.key, agent }, "conversation moves to another agent");
-    return { threadId: await this.bindNewThread(channel, msg.ref.key, agent), agent, harness };
+    const dropped = current ? await store.getPending(current.threadId) : undefined;
+    const threadId = await this.bindNewThread(channel, msg.ref.key, agent);
+    return { threadId, agent, harness, ...(dropped ? { dropped } : {}) };
   }
 
   /** Makes a new thread served by `agent` current; the old one's open question is dropped. */

@@ -21,6 +21,7 @@ import { ApprovalDesk } from "./approval-desk.js";
 import { approvalOf } from "./approvals.js";
 import { type CommandName, HELP_TEXT, IMMEDIATE, parseCommand } from "./commands.js";
 import { type AgentSource, Conversations } from "./conversations.js";
+import { closeDropped, DROPPED_NOTICES, tellDropped } from "./dropped-questions.js";
 import { conversationHistory } from "./history.js";
 import { KeyedQueue, Semaphore } from "./queue.js";
 import type { ChannelSlot } from "./registry.js";
@@ -362,6 +363,7 @@ export class Dispatcher {
     const controller = this.claim(msg.ref.key);
     try {
       const target = await this.conversations.threadFor(slot.name, msg);
+      if (target.dropped) await this.tellDropped(slot, msg, target.dropped);
       const pending = await this.conversations.scopeOf(slot.name).store.getPending(target.threadId);
       if (pending && approvalOf(pending)) return await this.desk.text(slot, msg, pending);
       if (pending && !mayAnswer(slot.access, pending, msg)) {
@@ -436,13 +438,21 @@ export class Dispatcher {
     // A question of an agent the config no longer has cannot be resumed.
     const gone = pending && !(await this.conversations.servesThread(slot.name, pending.key, pending.threadId));
     if (pending && gone) await this.conversations.scopeOf(slot.name).store.clearPending(pending.threadId);
+    if (gone) await closeDropped(this.channelOf(slot), pending, this.hooks(slot), this.options.logger);
     if (!pending || !answer || gone) {
       const { logger } = this.options;
-      if (await tellPrivately(this.channelOf(slot), msg, NOTICES.staleQuestion, logger)) return;
-      return void (await this.notify(slot, msg.ref, NOTICES.staleQuestion));
+      const text = gone ? DROPPED_NOTICES.click : NOTICES.staleQuestion;
+      if (await tellPrivately(this.channelOf(slot), msg, text, logger)) return;
+      return void (await this.notify(slot, msg.ref, text));
     }
     await acknowledgeClick(this.channelOf(slot), msg, this.options.logger);
     await this.resume(slot, msg, pending, answer);
+  }
+
+  /** The routes moved the conversation off a thread with an open question: the user hears it once. */
+  private async tellDropped(slot: ChannelSlot, msg: InboundMessage, pending: PendingQuestion): Promise<void> {
+    const notify = (text: string) => this.notify(slot, msg.ref, text);
+    await tellDropped(this.channelOf(slot), pending, notify, this.hooks(slot), this.options.logger);
   }
 
   /** Not the asker nor an approver: the question stays open, its buttons too, and the sender is told. */
@@ -560,7 +570,9 @@ export class Dispatcher {
     // Left running for the next process: the inbox entry must stay unfinished.
     if (outcome.kind === "error" && outcome.code === "detached") throw new LeftForNextProcess("running");
     if (this.options.media && (outcome.kind === "done" || outcome.kind === "clarification")) {
-      for (const notice of await this.options.media.deliver(this.channelOf(slot), msg.ref, threadId)) {
+      for (const notice of await this.options.media.deliver(this.channelOf(slot), msg.ref, threadId, (err) =>
+        slot.noteError(err),
+      )) {
         await this.notify(slot, msg.ref, notice);
       }
     }

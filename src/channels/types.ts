@@ -323,8 +323,8 @@ export interface Channel {
   /** Access rules from the channel's config; absent = everyone, mention required in groups. */
   readonly access?: AccessRules;
   /**
-   * Answers a click (`msg.action`) privately: `notice` shows only to the user who clicked (a
-   * Telegram alert, a Feishu toast); without `notice` the click is only acknowledged. The core
+   * Answers a click (`msg.action`) privately: `notice` (plain text, not Markdown) shows only to
+   * the user who clicked (a Telegram alert, a Feishu toast); without `notice` the click is only acknowledged. The core
    * calls it at most once per click it handles; an adapter that holds a click open for this
    * answers it on its own after a short wait. Resolves false when the click can no longer be
    * answered, and the core then shows `notice` another way (`notifyUser`, else a notice).
@@ -354,6 +354,7 @@ export interface Channel {
   readonly link?: string;
   /**
    * Shows `text` to one user only, in the conversation of `ref` (a Slack ephemeral message).
+   * `text` is plain text, like {@link answerAction}'s notice: show it as written, not as Markdown.
    * Resolves false when the platform refuses; the core then posts a notice everyone sees.
    */
   notifyUser?(ref: ConversationRef, userId: string, text: string): Promise<boolean>;

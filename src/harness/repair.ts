@@ -12,6 +12,8 @@ import type { LocalGraph } from "./graph.js";
 export const CLOSED_CALL_TEXT = {
   failed: "The run stopped before this tool call returned a result.",
   abandoned: "The user did not answer this question and sent a new message instead.",
+  /** `Harness.closePending` without a reason of its own: the person stopped the waiting calls (`/stop`). */
+  stopped: "The user stopped this tool call (/stop) while it waited for approval, so it was not run.",
 } as const;
 
 /** Result messages for the unanswered tool calls of the newest assistant message. */
@@ -36,18 +38,19 @@ export function turnStored(messages: readonly BaseMessage[], text: string, id?: 
 }
 
 /**
- * Writes repair messages to the thread: results for open tool calls and, when given, the
- * partial text of the turn that broke off. Returns how many messages were added.
+ * Writes repair messages to the thread: results for open tool calls (`text`, else the reason's
+ * own) and, when given, the partial text of the turn that broke off. Returns how many messages
+ * were added.
  */
 export async function repairThread(
   graph: LocalGraph,
   threadId: string,
-  options: { partialText?: string; partialId?: string; reason: keyof typeof CLOSED_CALL_TEXT },
+  options: { partialText?: string; partialId?: string; reason: keyof typeof CLOSED_CALL_TEXT; text?: string },
 ): Promise<number> {
   const config = { configurable: { thread_id: threadId } };
   const state = await graph.getState(config);
   const messages = ((state.values as { messages?: BaseMessage[] } | undefined)?.messages ?? []) as BaseMessage[];
-  const repairs: BaseMessage[] = closeOpenCalls(messages, CLOSED_CALL_TEXT[options.reason]);
+  const repairs: BaseMessage[] = closeOpenCalls(messages, options.text ?? CLOSED_CALL_TEXT[options.reason]);
   if (options.partialText && !turnStored(messages, options.partialText, options.partialId)) {
     repairs.push(new AIMessage({ id: `partial-${randomUUID()}`, content: options.partialText }));
   }

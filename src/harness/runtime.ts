@@ -22,7 +22,7 @@ import { pendingInterrupts, resumeValue, toClarification } from "./interrupts.js
 import type { McpServers } from "./mcp/index.js";
 import type { AntlerRunContext } from "./middleware/dynamic-context.js";
 import { blocksAgent, type ModelProbeResult, ModelProber } from "./models/probe.js";
-import { closeOpenCalls, repairThread } from "./repair.js";
+import { CLOSED_CALL_TEXT, closeOpenCalls, repairThread } from "./repair.js";
 import { MESSAGES, type RunErrorCode, toRunError } from "./run-errors.js";
 import { anyReplyNode, modelNodeOnly, RunTranslator, replyFromState } from "./run-events.js";
 import { checkToolArgs } from "./tool-args.js";
@@ -147,6 +147,14 @@ export class AgentHarness implements Harness {
   async checkToolArgs(request: ApprovalRequest, args: unknown): Promise<string | undefined> {
     const tool = this.#tools.find((t) => t.name === request.name);
     return checkToolArgs(request.name, tool?.schema ?? request.argsSchema, args);
+  }
+
+  async closePending(threadId: string, reason: string = CLOSED_CALL_TEXT.stopped): Promise<boolean> {
+    if (this.#active.has(threadId)) return false;
+    const state = await this.#graph.getState({ configurable: { thread_id: threadId } });
+    if (pendingInterrupts(state.tasks).length === 0) return false;
+    await repairThread(this.#graph, threadId, { reason: "stopped", text: reason });
+    return true;
   }
 
   cancel(threadId: string): boolean {

@@ -183,6 +183,14 @@ export interface Harness {
    * neither, anything is accepted.
    */
   checkToolArgs?(request: ApprovalRequest, args: unknown): Promise<string | undefined>;
+  /**
+   * Closes the thread's open question without running the agent (`/stop` while tool calls wait
+   * for approval): each paused tool call gets `reason` (default: the user stopped it) as its
+   * result, which is what the model reads on the thread's next run, and that run starts fresh.
+   * Resolves false when nothing was open. Without it, the next run closes the question as
+   * unanswered.
+   */
+  closePending?(threadId: string, reason?: string): Promise<boolean>;
   /** Cancels the active run of a thread. Returns false when none is running. */
   cancel(threadId: string): boolean;
   /** What the thread looks like now, or undefined for a thread never run. */

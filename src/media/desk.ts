@@ -132,8 +132,12 @@ export class MediaDesk {
     return { text: parts.join("\n\n"), images, notices };
   }
 
-  /** Posts the files the agent chose with `send_file` in this run; returns notices for those that could not go. */
-  async deliver(channel: Channel, ref: ConversationRef, threadId: string): Promise<string[]> {
+  /**
+   * Posts the files the agent chose with `send_file` in this run; returns notices for those that
+   * could not go. A failed upload's error goes to the log and to `onError` (the channel's status),
+   * never into the notice.
+   */
+  async deliver(channel: Channel, ref: ConversationRef, threadId: string, onError?: (err: unknown) => void): Promise<string[]> {
     const notices: string[] = [];
     for (const file of this.options.outbox.take(threadId)) {
       if (!channel.sendFile) {
@@ -154,7 +158,8 @@ export class MediaDesk {
         await this.upload(channel, ref, outbound);
       } catch (err) {
         this.options.logger.warn({ err: errorMessage(err), file: file.name }, "sending a file failed");
-        notices.push(`I couldn't send “${file.name}”: ${errorMessage(err)}`);
+        onError?.(err);
+        notices.push(`I couldn't send “${file.name}”. Please ask again in a moment.`);
       }
     }
     return notices;

@@ -3,12 +3,17 @@
  * one message per paused call with its buttons, decisions by click and by text, edits checked
  * against the tool's schema, who may decide, the deadline, /stop, and a restart in between.
  */
+
+import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { APPROVAL_NOTICES } from "../../src/channels/approval-desk.js";
+import { waitText } from "../../src/channels/approvals.js";
 import { type RecordingTools, recordingTools } from "../../src/testing/tools.js";
 import { eventually, sleep, startTestGateway, type TestGateway } from "../contract/gateway.js";
-import { LoopbackWorld } from "../fakes/loopback.js";
+import { LoopbackWorld, shownText } from "../fakes/loopback.js";
 import { contentText, type MockModel, startMockModel } from "../fakes/openai.js";
+
+const FIXTURES = fileURLToPath(new URL("../harness/fixtures", import.meta.url));
 
 let recording: RecordingTools;
 const calls = () => recording.calls;
@@ -36,9 +41,14 @@ function boot(world: LoopbackWorld, approvals: Record<string, unknown>, dir?: st
 }
 
 const email = { to: "ana@example.com", subject: "Hello" };
-const texts = (world: LoopbackWorld, chatId = "dm1") => world.botMessages(chatId).map((m) => m.text);
+const texts = (world: LoopbackWorld, chatId = "dm1") => world.botMessages(chatId).map((m) => shownText(m.text));
 const callMessages = (world: LoopbackWorld, chatId = "dm1") =>
   world.botMessages(chatId).filter((m) => m.text.includes("wants to run with"));
+/** The text of the user's newest message in the model's latest request. */
+const lastUserText = () => {
+  const user = (model.requests.at(-1)?.messages ?? []).filter((m) => m.role === "user").at(-1);
+  return user ? contentText(user.content) : undefined;
+};
 /** What the model was last shown as the result of each tool call. */
 const toolResults = () =>
   (model.requests.at(-1)?.messages ?? []).filter((m) => m.role === "tool").map((m) => contentText(m.content));
@@ -50,15 +60,15 @@ describe("tool approval in the chat", () => {
     model.enqueue({ toolCalls: [{ name: "send_email", args: email }] }, { text: "Sent it." });
     await world.userSays("email Ana");
     const card = await eventually(() => callMessages(world)[0], 8_000, "the call's message");
-    expect(card.text).toContain("send_email");
-    expect(card.text).toContain('"to": "ana@example.com"');
+    expect(shownText(card.text)).toContain("send_email");
+    expect(shownText(card.text)).toContain('"to": "ana@example.com"');
     expect(card.buttons.map((b) => b.label)).toEqual(["Approve", "Reject", "Edit"]);
     expect(calls()).toEqual([]);
 
     await world.clickOn(card, "Approve", { userName: "Ana" });
     await eventually(() => texts(world).includes("Sent it."), 8_000, "the reply");
     expect(calls()).toEqual([{ name: "send_email", args: email }]);
-    expect(card.text).toContain("✅ Approved by Ana");
+    expect(shownText(card.text)).toContain("✅ Approved by Ana");
     expect(card.buttons).toEqual([]);
   });
 
@@ -73,7 +83,7 @@ describe("tool approval in the chat", () => {
     await eventually(() => texts(world).includes("Okay, I won't."), 8_000, "the reply");
     expect(calls()).toEqual([]);
     expect(toolResults().join("\n")).toContain("not today");
-    expect(card.text).toContain("❌ Rejected by User One: not today");
+    expect(shownText(card.text)).toContain("❌ Rejected by User One: not today");
   });
 
   it("Edit takes the next message as the arguments, refuses invalid ones, then runs once with the edited ones", async () => {
@@ -134,7 +144,7 @@ describe("tool approval in the chat", () => {
     await world.clickOn(card, "Approve", { userId: "boss", userName: "Boss" });
     await eventually(() => texts(world, "g1").includes("Sent."), 8_000, "the reply");
     expect(calls()).toHaveLength(1);
-    expect(card.text).toContain("Approved by Boss");
+    expect(shownText(card.text)).toContain("Approved by Boss");
   });
 
   it("rejects a call nobody decided by its deadline; the model reads why", async () => {
@@ -144,10 +154,24 @@ describe("tool approval in the chat", () => {
     await world.userSays("email Ana");
     await eventually(() => texts(world).includes("No answer, so I did not send it."), 8_000, "the reply");
     expect(calls()).toEqual([]);
-    expect(toolResults().join("\n")).toContain("No decision within");
+    // The wait as configured, not rounded to a minute.
+    expect(toolResults()).toEqual(["No decision within 0.4 seconds: the call was rejected."]);
+    expect(texts(world).join("\n")).toContain("No decision within 0.4 seconds");
   });
 
-  it("/stop rejects the waiting calls and resumes nothing", async () => {
+  it("states a wait the way it was configured", () => {
+    expect(waitText(15_000)).toBe("15 seconds");
+    expect(waitText(1_000)).toBe("1 second");
+    expect(waitText(90_000)).toBe("90 seconds");
+    expect(waitText(120_000)).toBe("2 minutes");
+    expect(waitText(600_000)).toBe("10 minutes");
+    expect(waitText(150_000)).toBe("2 minutes 30 seconds");
+    expect(waitText(3_600_000)).toBe("1 hour");
+    expect(waitText(5_400_000)).toBe("1 hour 30 minutes");
+    expect(APPROVAL_NOTICES.timedOut(15_000)).toBe("No decision within 15 seconds: the call was rejected.");
+  });
+
+  it("/stop rejects the waiting calls and resumes nothing; the next run reads that the user stopped them", async () => {
     const world = new LoopbackWorld();
     gw = await boot(world, { send_email: {} });
     model.enqueue({ toolCalls: [{ name: "send_email", args: email }] });
@@ -162,6 +186,27 @@ describe("tool approval in the chat", () => {
     await world.userSays("something else");
     await eventually(() => texts(world).includes("Fresh start."), 8_000, "the next reply");
     expect(calls()).toEqual([]);
+    // A refusal, not an ignored question: the model can tell the two apart.
+    expect(toolResults()).toEqual([APPROVAL_NOTICES.stoppedCall]);
+    expect(lastUserText()).toBe("something else");
+  });
+
+  it("on the graph backend too, a call stopped by /stop reaches the model as stopped by the user", async () => {
+    const world = new LoopbackWorld();
+    gw = await startTestGateway({
+      channels: { loop: world.channelConfig() },
+      model,
+      agent: { backend: "graph", graph: `${FIXTURES}/user-graphs.ts:approvingAgent`, approvals: { "send_*": {} } },
+    });
+    model.enqueue({ toolCalls: [{ name: "send_email", args: { to: "ada@example.com", body: "Hi" } }] });
+    await world.userSays("email Ada");
+    await eventually(() => callMessages(world)[0], 8_000, "the call's message");
+    await world.userSays("/stop");
+    await eventually(() => texts(world).includes(APPROVAL_NOTICES.stopped), 5_000, "the notice");
+    model.enqueue({ text: "Understood." });
+    await world.userSays("never mind");
+    await eventually(() => texts(world).includes("Understood."), 8_000, "the next reply");
+    expect(toolResults()).toEqual([APPROVAL_NOTICES.stoppedCall]);
   });
 
   it("keeps an approval across a restart; answered afterwards, the run resumes correctly", async () => {
@@ -184,7 +229,7 @@ describe("tool approval in the chat", () => {
     model.enqueue({ toolCalls: [{ name: "send_email", args: email }] }, { text: "Sent." });
     await world.userSays("email Ana");
     const card = await eventually(() => callMessages(world)[0], 8_000, "the call's message");
-    expect(card.text).toContain('Reply "approve" or "reject <reason>"');
+    expect(shownText(card.text)).toContain('Reply "approve" or "reject <reason>"');
     await world.userSays("approve");
     await eventually(() => texts(world).includes("Sent."), 8_000, "the reply");
     expect(calls()).toHaveLength(1);

@@ -6,9 +6,10 @@
  * on the server itself.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { APPROVAL_NOTICES } from "../../src/channels/approval-desk.js";
 import { eventually, sleep, startTestGateway, type TestGateway } from "../contract/gateway.js";
 import { MODEL_URL_ENV, sentEmails, sentMemos } from "../fakes/langgraph/graphs.js";
-import { LoopbackWorld } from "../fakes/loopback.js";
+import { LoopbackWorld, shownText } from "../fakes/loopback.js";
 import { contentText, type MockModel, startMockModel } from "../fakes/openai.js";
 import { TelegramDriver } from "../fakes/telegram/driver.js";
 import { useLangGraphServer } from "../harness/remote-helpers.js";
@@ -48,7 +49,7 @@ function boot(channels: Record<string, Record<string, unknown>>, dir?: string, a
   });
 }
 
-const texts = (world: LoopbackWorld) => world.botMessages("dm1").map((m) => m.text);
+const texts = (world: LoopbackWorld) => world.botMessages("dm1").map((m) => shownText(m.text));
 const callOf = (world: LoopbackWorld) => world.botMessages("dm1").find((m) => m.text.includes("wants to run with"));
 const toolResults = () =>
   (model.requests.at(-1)?.messages ?? []).filter((m) => m.role === "tool").map((m) => contentText(m.content));
@@ -60,9 +61,9 @@ describe("tool approval on the remote backend", () => {
     model.enqueue({ toolCalls: [{ name: "send_email", args: ARGS }] }, { text: "Sent it." });
     await world.userSays("email Ada");
     const call = await eventually(() => callOf(world), 10_000, "the call's message");
-    expect(call.text).toContain("send_email");
-    expect(call.text).toContain(ARGS.to);
-    expect(call.text).toContain(ARGS.body);
+    expect(shownText(call.text)).toContain("send_email");
+    expect(shownText(call.text)).toContain(ARGS.to);
+    expect(shownText(call.text)).toContain(ARGS.body);
     // The decisions the server allows.
     expect(call.buttons.map((b) => b.label)).toEqual(["Approve", "Reject"]);
     await sleep(200);
@@ -72,7 +73,7 @@ describe("tool approval on the remote backend", () => {
     await eventually(() => texts(world).includes("Sent it."), 10_000, "the reply");
     expect(sentEmails).toEqual([ARGS]);
     expect(toolResults()).toEqual([`sent to ${ARGS.to}`]);
-    expect(call.text).toContain("Approved by Ana");
+    expect(shownText(call.text)).toContain("Approved by Ana");
     expect(call.buttons).toEqual([]);
   });
 
@@ -139,6 +140,21 @@ describe("tool approval on the remote backend", () => {
     expect(toolResults().join("\n")).toContain("No decision within");
   });
 
+  it("/stop: the server's tool never runs, and the next run's model reads that the user stopped it", async () => {
+    const world = new LoopbackWorld();
+    gw = await boot({ loop: world.channelConfig() });
+    model.enqueue({ toolCalls: [{ name: "send_email", args: ARGS }] });
+    await world.userSays("email Ada");
+    await eventually(() => callOf(world), 10_000, "the call's message");
+    await world.userSays("/stop");
+    await eventually(() => texts(world).includes(APPROVAL_NOTICES.stopped), 10_000, "the notice");
+    model.enqueue({ text: "Fine, not sent." });
+    await world.userSays("forget it");
+    await eventually(() => texts(world).includes("Fine, not sent."), 10_000, "the next reply");
+    expect(sentEmails).toEqual([]);
+    expect(toolResults()).toEqual([APPROVAL_NOTICES.stoppedCall]);
+  });
+
   it("an approval pending across a gateway restart, approved afterwards, resumes the remote run once", async () => {
     const world = new LoopbackWorld();
     gw = await boot({ loop: world.channelConfig() });
@@ -165,7 +181,7 @@ describe("tool approval on the remote backend", () => {
       10_000,
       "the call's message",
     );
-    expect(call.text).toContain(ARGS.to);
+    expect(shownText(call.text)).toContain(ARGS.to);
     expect(call.buttons).toEqual(["Approve", "Reject"]);
     await t.click("Approve");
     await eventually(() => t.botMessages().some((m) => m.text === "Sent from Telegram."), 10_000, "the reply");

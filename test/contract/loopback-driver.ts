@@ -1,5 +1,5 @@
 /** A contract driver over the in-process loopback channel (test/fakes/loopback.ts). */
-import { LoopbackWorld } from "../fakes/loopback.js";
+import { LoopbackWorld, shownText } from "../fakes/loopback.js";
 import type { ContractDriver, GroupDriver, GroupMember, VisibleMessage } from "./driver.js";
 
 const GROUP = "g1";
@@ -68,9 +68,12 @@ export function loopbackDriver(options: { buttons: boolean; edits: boolean }): C
 }
 
 function visible(world: LoopbackWorld, chatId: string): VisibleMessage[] {
-  return world
-    .botMessages(chatId)
-    .map((m) => ({ id: m.id, text: m.text, buttons: m.buttons.map((b) => b.label), versions: m.versions }));
+  return (
+    world
+      .botMessages(chatId)
+      // What a person reads: the world keeps the CommonMark it was sent.
+      .map((m) => ({ id: m.id, text: shownText(m.text), buttons: m.buttons.map((b) => b.label), versions: m.versions }))
+  );
 }
 
 /** One group chat `g1` where every member's messages share one conversation. */

@@ -4,6 +4,7 @@
  * and edits faster than the platform allows (429). Tests can inject failures and read what a
  * user would see, with the time each version appeared.
  */
+import { marked } from "marked";
 import { z } from "zod";
 import { accessConfigShape } from "../../src/channels/access.js";
 import { LifecycleChannel } from "../../src/channels/lifecycle.js";
@@ -28,6 +29,7 @@ import {
   PlatformNotFoundError,
   PlatformRateLimitError,
 } from "../../src/errors.js";
+import { htmlText } from "./web/html.js";
 
 export interface LoopbackMessage {
   id: string;
@@ -545,4 +547,12 @@ export class LoopbackChannel extends LifecycleChannel implements Channel {
       },
     };
   }
+}
+
+/**
+ * What a person reads of a loopback message: the world keeps the CommonMark it was sent, and a
+ * CommonMark platform shows it rendered (here by `marked`, read back as text).
+ */
+export function shownText(markdown: string): string {
+  return htmlText(marked.parse(markdown, { async: false, gfm: true })).trim();
 }

@@ -3,6 +3,7 @@ import { closeQuestion, questionContent, renderRun, sendNotice } from "../../src
 import { ChannelError, PlatformRateLimitError } from "../../src/errors.js";
 import type { Clarification, RunEvent } from "../../src/harness/types.js";
 import { silentLogger } from "../../src/log/logger.js";
+import { shownText } from "../fakes/loopback.js";
 import { hookLog, loopback, render, Script } from "./helpers.js";
 
 const ask = (options: string[]): RunEvent & Clarification => ({
@@ -124,7 +125,8 @@ describe("sendNotice", () => {
     expect(messages.length).toBeGreaterThan(1);
     expect(handles.map((h) => h.id)).toEqual(messages.map((m) => m.id));
     for (const m of messages) expect(m.text.length).toBeLessThanOrEqual(100);
-    expect(messages.map((m) => m.text).join("")).toBe(text);
+    // A notice is text: each line shows as written (the loopback world keeps the Markdown sent).
+    expect(messages.map((m) => shownText(m.text)).join("\n")).toBe(text);
   });
 
   it("retries failed sends with backoff", async () => {

@@ -10,7 +10,7 @@ import { runDoctor } from "../../src/doctor.js";
 import { MESSAGES } from "../../src/harness/run-errors.js";
 import type { AgentStatus } from "../../src/harness/types.js";
 import { eventually, freePort, startTestGateway, type TestGateway } from "../contract/gateway.js";
-import { LoopbackWorld } from "../fakes/loopback.js";
+import { LoopbackWorld, shownText } from "../fakes/loopback.js";
 import { memoryLogger } from "../harness/helpers.js";
 import { runCli } from "../helpers/cli.js";
 
@@ -40,7 +40,11 @@ describe("GET /api/agent", () => {
     });
     gw.model.enqueue({ fault: "http401" });
     await world.userSays("hello");
-    await eventually(() => world.botMessages().some((m) => m.text.includes(MESSAGES.auth)), 10_000, "the credentials notice");
+    await eventually(
+      () => world.botMessages().some((m) => shownText(m.text).includes(MESSAGES.auth)),
+      10_000,
+      "the credentials notice",
+    );
     const { body } = await agentStatus();
     expect(body.last_error?.message).toBe(MESSAGES.auth);
   });

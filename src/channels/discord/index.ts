@@ -47,7 +47,7 @@ import type {
 import { DiscordChannelConfig } from "./config.js";
 import { encodeCustomId, MAX_CUSTOM_ID } from "./custom-id.js";
 import { type DiscordFileSource, downloadAttachment, linkIn, MAX_UPLOAD_BYTES, uploadRequest } from "./files.js";
-import { discordEmitter, toDiscordMarkdown } from "./format.js";
+import { discordEmitter, escapeDiscord, toDiscordMarkdown } from "./format.js";
 import { type DiscordIdentity, type KeyRules, keyTail, translateClick, translateCommand, translateMessage } from "./inbound.js";
 import { DiscordCode, discordErrorCode, gatewayCloseProblem, mapDiscordError } from "./map-error.js";
 import { ThreadStarter } from "./threads.js";
@@ -239,7 +239,8 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
 
   /** Answers a held click: with `notice`, as a reply only the clicker sees; else a silent deferUpdate. */
   async answerAction(msg: InboundMessage, notice?: string): Promise<boolean> {
-    return this.holds.answer(msg.action?.callbackId, notice);
+    // The notice is text; Discord renders an ephemeral reply's content as Markdown.
+    return this.holds.answer(msg.action?.callbackId, notice === undefined ? undefined : escapeDiscord(notice));
   }
 
   /** For `antler doctor`: the token works, and the application may read message content. */

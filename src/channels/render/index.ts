@@ -3,7 +3,7 @@
  * dispatcher calls `renderRun` for a run and the helpers for notices and questions.
  */
 export { joinMarkdownChunks, splitMarkdown } from "./chunk.js";
-export { sendNotice } from "./notice.js";
+export { noticeMarkdown, sendNotice } from "./notice.js";
 export { closeQuestion, questionContent } from "./question.js";
 export { repairMarkdown } from "./repair.js";
 export { renderRun } from "./streamer.js";

@@ -1,18 +1,31 @@
-/** Short messages outside a reply: busy, restarted, command output, errors. */
+/**
+ * Short messages outside a reply: busy, restarted, command output, errors. A notice is plain
+ * text, never Markdown: what Antler writes into one (file names, types, names, a user's words)
+ * must show as written, so it is escaped here, once, for whatever the channel renders.
+ */
 import type { Channel, ConversationRef, MessageHandle, OutboundContent } from "../types.js";
 import { splitMarkdown } from "./chunk.js";
+import { literalMarkdown } from "./markdown/literal.js";
 import { measureFor } from "./markdown/measure.js";
 import { Outbound } from "./outbound.js";
 import { editInterval, type RenderHooks } from "./types.js";
 
-/** Posts a short notice (busy, restarted, command output, errors) — chunked, 429-retried. */
+/** Posts a short notice (busy, restarted, command output, errors) as plain text — chunked, 429-retried. */
 export function sendNotice(
   channel: Channel,
   ref: ConversationRef,
-  markdown: string,
+  text: string,
   hooks: RenderHooks = {},
 ): Promise<MessageHandle[]> {
-  return postChunked(new Outbound(channel, hooks, editInterval(channel, ref)), ref, { text: markdown });
+  return postChunked(new Outbound(channel, hooks, editInterval(channel, ref)), ref, { text: noticeMarkdown(channel, text) });
+}
+
+/**
+ * The Markdown that shows `text` as written on `channel`. A channel of the `"plain"` format shows
+ * Markdown as written, so the text goes unchanged; every other one renders it, so it is escaped.
+ */
+export function noticeMarkdown(channel: Channel, text: string): string {
+  return channel.capabilities.markdown === "plain" ? text : literalMarkdown(text);
 }
 
 /**

@@ -5,6 +5,7 @@
 import type { Clarification } from "../../harness/types.js";
 import type { Channel, MessageHandle, OutboundContent } from "../types.js";
 import { fitText, measureFor } from "./markdown/measure.js";
+import { noticeMarkdown } from "./notice.js";
 import { Outbound } from "./outbound.js";
 import type { RenderHooks } from "./types.js";
 
@@ -33,7 +34,8 @@ export async function closeQuestion(
 ): Promise<void> {
   // Without buttons the question was a list, and the user's own reply already shows the answer.
   if (!channel.capabilities.edits || !channel.capabilities.buttons) return;
-  const answerLine = `\n\n→ ${answer}`;
+  // The answer is the user's own words (or an outcome naming them): text, not Markdown.
+  const answerLine = `\n\n${noticeMarkdown(channel, `→ ${answer}`)}`;
   const { maxTextLength: limit, markdown } = channel.capabilities;
   const measure = measureFor(markdown);
   // The question gives way to the answer line; only an answer too long by itself is cut too.

@@ -14,7 +14,7 @@
 import { ChannelError, errorMessage } from "../../errors.js";
 import type { Clarification, RunEvent } from "../../harness/types.js";
 import type { Logger } from "../../log/logger.js";
-import { postChunked } from "./notice.js";
+import { noticeMarkdown, postChunked } from "./notice.js";
 import { Outbound } from "./outbound.js";
 import { questionContent } from "./question.js";
 import { ReplyWriter } from "./reply.js";
@@ -52,7 +52,7 @@ export async function renderRun(events: AsyncIterable<RunEvent>, options: Render
     if (ending.type === "done") return { kind: "done", text: writer.current, messages };
     await typing.stop();
     if (ending.type === "error") {
-      await postChunked(out, ref, { text: `⚠️ ${ending.notice}` });
+      await postChunked(out, ref, { text: noticeMarkdown(channel, `⚠️ ${ending.notice}`) });
       onVisible();
       return { kind: "error", code: ending.code, message: ending.message, messages };
     }

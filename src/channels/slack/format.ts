@@ -13,9 +13,15 @@ export function escapeMrkdwn(text: string): string {
 /** Schemes Slack makes links of; a link to anything else (`javascript:`) stays as its label. */
 const LINKABLE = /^(https?|mailto|tel):[^\s<>|]+$/i;
 
+/** Slack's emphasis markers. */
+const MARKERS = "*_~";
+
 export const slackEmitter: MarkdownEmitter = {
   name: "slack-mrkdwn",
   text: escapeMrkdwn,
+  // mrkdwn has no escapes, but nothing inside inline code is formatting: an escaped marker
+  // (`\_` in the Markdown, a `_` of a notice) goes as code, so `__init__.py` cannot turn italic.
+  escape: (char) => (MARKERS.includes(char) ? `\`${char}\`` : escapeMrkdwn(char)),
   strong: (inner) => wrap("*", inner),
   em: (inner) => wrap("_", inner),
   del: (inner) => wrap("~", inner),
@@ -39,7 +45,12 @@ export const slackEmitter: MarkdownEmitter = {
 
 /** Converts Markdown to mrkdwn. */
 export function toMrkdwn(markdown: string): string {
-  return renderMarkdown(markdown, slackEmitter);
+  return joinEscapes(renderMarkdown(markdown, slackEmitter));
+}
+
+/** Escaped markers side by side (`` `_``_` ``) as one span (`` `__` ``), since Slack reads a double backtick as neither. */
+function joinEscapes(mrkdwn: string): string {
+  return mrkdwn.replace(/(?:`[*_~]`){2,}/g, (run) => `\`${run.replace(/`/g, "")}\``);
 }
 
 function fence(code: string): string {

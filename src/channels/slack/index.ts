@@ -7,6 +7,7 @@ import { ChannelError, errorMessage, PlatformAuthError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { accessRulesFrom } from "../access.js";
 import { LifecycleChannel } from "../lifecycle.js";
+import { literalMarkdown } from "../render/markdown/index.js";
 import type {
   AccessRules,
   Channel,
@@ -220,7 +221,8 @@ export class SlackChannel extends LifecycleChannel implements Channel {
         this.web.chat.postEphemeral({
           channel: ref.chatId,
           user: userId,
-          text: toMrkdwn(text) || " ",
+          // Like a click's notice, `text` is plain text: escaped, so Slack shows it as written.
+          text: toMrkdwn(literalMarkdown(text)) || " ",
           ...(ref.threadId ? { thread_ts: ref.threadId } : {}),
         }),
       );

@@ -417,6 +417,25 @@ export class RemoteHarness implements Harness {
     }
   }
 
+  async closePending(threadId: string, reason: string = CLOSED_CALL_TEXT.stopped): Promise<boolean> {
+    if (this.#active.has(threadId)) return false;
+    const state = await this.#client.threads.getState(threadId);
+    if (pendingInterrupts(state.tasks as never).length === 0) return false;
+    const closed = closeOpenCalls(messagesIn(state.values), reason).map(wire);
+    if (closed.length === 0) return false;
+    await this.#writeAsTools(threadId, closed);
+    return true;
+  }
+
+  /** Writes messages to the server thread as the tools node would; a graph without one takes them as its last node's. */
+  async #writeAsTools(threadId: string, messages: Record<string, unknown>[]): Promise<void> {
+    try {
+      await this.#client.threads.updateState(threadId, { values: { messages }, asNode: "tools" });
+    } catch {
+      await this.#client.threads.updateState(threadId, { values: { messages } });
+    }
+  }
+
   /** After a failed or stopped run: close open tool calls and keep the text the user saw. */
   async #repair(threadId: string, run: RemoteRun): Promise<void> {
     try {
@@ -431,12 +450,7 @@ export class RemoteHarness implements Harness {
         ...(partial ? [{ type: "ai", content: partial, id: `partial-${randomUUID()}` }] : []),
       ];
       if (values.length === 0) return;
-      try {
-        await this.#client.threads.updateState(threadId, { values: { messages: values }, asNode: "tools" });
-      } catch {
-        // A graph without a tools node: the update goes to whichever node ran last.
-        await this.#client.threads.updateState(threadId, { values: { messages: values } });
-      }
+      await this.#writeAsTools(threadId, values);
     } catch (err) {
       this.#logger.warn({ err: loggable(err), threadId }, "could not repair the server thread after a failed run");
     }

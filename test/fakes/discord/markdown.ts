@@ -33,7 +33,8 @@ class Slots {
 export function readMarkdown(content: string, options: ReadOptions = {}): string {
   const slots = new Slots();
   let text = content.replace(/```(?:([\w+#.-]+)\n)?\n?([\s\S]*?)\n?```/g, (_, _lang, code: string) => slots.put(code));
-  text = text.replace(/``(?!`)([\s\S]+?)``|`([^`]+)`/g, (_, a: string | undefined, b: string | undefined) =>
+  // An escaped backtick (`\``) opens no code span: the client reads left to right, escapes first.
+  text = text.replace(/(?<!\\)``(?!`)([\s\S]+?)``|(?<!\\)`([^`]+)`/g, (_, a: string | undefined, b: string | undefined) =>
     slots.put(a !== undefined ? a.replace(/^ (.*) $/s, "$1") : (b as string)),
   );
   text = text.replace(/\\([^\p{L}\p{N}\s])/gu, (_, ch: string) => slots.put(ch));

@@ -309,9 +309,12 @@ export class Coordinator {
         }
       });
     this.local.set(slot, run);
-    void run.finally(() => {
-      if (this.local.get(slot) === run) this.local.delete(slot);
-    });
+    // The caller handles a failure; this copy of it must not end the process as an unhandled rejection.
+    void run
+      .finally(() => {
+        if (this.local.get(slot) === run) this.local.delete(slot);
+      })
+      .catch(() => undefined);
     return run;
   }
 

@@ -7,7 +7,7 @@
  * which then counts their crashes, memory and log lines and kills them whatever happens.
  */
 import { type Replica, ReplicaCluster } from "../cluster/replicas.js";
-import { type ClusterDatabase, clusterDatabase } from "../cluster/replicas-db.js";
+import { ADMIN_URL, type ClusterDatabase, clusterDatabase } from "../cluster/replicas-db.js";
 import { SlackUsers, startClusterModel, TelegramUsers, type Users } from "../cluster/replicas-world.js";
 import type { MockModel } from "../fakes/openai.js";
 import { FakeSlack } from "../fakes/slack/index.js";
@@ -30,6 +30,8 @@ export interface ReplicaWorldOptions {
   keepLogs?: boolean;
   /** The gateway's cli.js (default dist/cli.js). */
   cli?: string;
+  /** A URL whose role owns the replicas' new database (default: the vitest run's; a probe gives the admin URL). */
+  ownerUrl?: string;
 }
 
 export class ReplicaWorld {
@@ -54,7 +56,7 @@ export class ReplicaWorld {
       for (const c of opened.reverse()) await c().catch(() => undefined);
     };
     try {
-      const db = await clusterDatabase();
+      const db = await clusterDatabase(options.ownerUrl);
       opened.push(() => db.drop());
       const model = await startClusterModel();
       opened.push(() => model.close());
@@ -105,6 +107,7 @@ export class ReplicaWorld {
     const world = await ReplicaWorld.start({
       replicas,
       dir: ctx.dir,
+      ownerUrl: ADMIN_URL,
       ...(ctx.settings.cli ? { cli: ctx.settings.cli } : {}),
       ...options,
     });

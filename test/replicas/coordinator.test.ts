@@ -113,6 +113,20 @@ describe("replica coordination", () => {
     }
   });
 
+  it("fails only the caller when a conversation's lease cannot be asked for (no unhandled rejection ends the process)", async () => {
+    const { url } = await freshSchema("repl");
+    const { proxy, url: through } = await PartitionProxy.start(url);
+    try {
+      const cut = await Coordinator.open({ connection: { url: through }, id: "cut", logger: testLogger(), heartbeatMs: 200 });
+      proxy.blackhole();
+      // The query gives up after two heartbeats; vitest fails the run on any unhandled rejection.
+      await expect(cut.withConversation("default", "k", async () => "ran")).rejects.toThrow();
+      await cut.halt();
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it("hands a channel over at once on a clean stop", async () => {
     const rs = await replicas(2, { heartbeatMs: 300, leaseMs: 30_000 });
     await Promise.all(rs.map((r) => r.lead("slack", () => undefined)));

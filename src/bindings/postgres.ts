@@ -1,7 +1,7 @@
 /**
  * BindingStore on PostgreSQL, shared by several gateway replicas. Each store is opened for one
  * replica, which it records as the owner of every event it records or claims; the replica
- * methods (`claimInbound`, `oldestReceived`, `takeOver`) are single statements whose row locks
+ * methods (`claimInbound`, `nextReceived`, `takeOver`) are single statements whose row locks
  * make them safe between replicas.
  *
  * Tenants: row-level security keeps them apart (see postgres-schema.ts), and each tenant view has
@@ -288,12 +288,19 @@ class PostgresTenantStore implements BindingStore {
     return result.rowCount === 1;
   }
 
-  async oldestReceived(key: string): Promise<InboxEntry | undefined> {
-    const [row] = await this.rows<InboxRow>(
-      `SELECT ${INBOX_COLUMNS} FROM antler_inbox WHERE tenant = $1 AND key = $2 AND state = 'received' ORDER BY seq LIMIT 1`,
+  async nextReceived(key: string): Promise<{ next: InboxEntry; before: InboxEntry[] } | undefined> {
+    // The oldest waiting event, and the events recorded before it that are still running.
+    const rows = await this.rows<InboxRow>(
+      `WITH first AS (
+         SELECT min(seq) AS seq FROM antler_inbox WHERE tenant = $1 AND key = $2 AND state = 'received')
+       SELECT ${INBOX_COLUMNS} FROM antler_inbox, first
+         WHERE tenant = $1 AND key = $2 AND ${UNFINISHED} AND antler_inbox.seq <= first.seq
+         ORDER BY antler_inbox.seq`,
       [this.tenant, key],
     );
-    return row && toInbox(row);
+    const entries = rows.map(toInbox);
+    const next = entries.pop();
+    return next && { next, before: entries };
   }
 
   async takeOver(from: string[], channels: string[]): Promise<InboxEntry[]> {

@@ -124,8 +124,12 @@ export interface BindingStore {
    * False when it is no longer `received` (another replica took it), so exactly one runs it.
    */
   claimInbound?(channel: string, eventId: string): Promise<boolean>;
-  /** The conversation's oldest event still `received`, in the order the store recorded them. */
-  oldestReceived?(key: string): Promise<InboxEntry | undefined>;
+  /**
+   * The conversation's oldest event still `received`, in the order the store recorded them, with
+   * the events recorded before it that are still `running` (oldest first), so a caller can keep
+   * the conversation's order across a replica that died mid-reply. Undefined when none waits.
+   */
+  nextReceived?(key: string): Promise<{ next: InboxEntry; before: InboxEntry[] } | undefined>;
   /**
    * Moves the unfinished (`received` or `running`) events of `channels` owned by any replica in
    * `from` to this one, atomically: of replicas asking at once, each event goes to exactly one.

@@ -23,6 +23,7 @@ import { type CommandName, HELP_TEXT, IMMEDIATE, parseCommand } from "./commands
 import { type AgentSource, Conversations } from "./conversations.js";
 import { closeDropped, DROPPED_NOTICES, tellDropped } from "./dropped-questions.js";
 import { conversationHistory } from "./history.js";
+import { nextInOrder } from "./in-order.js";
 import { KeyedQueue, Semaphore } from "./queue.js";
 import type { ChannelSlot } from "./registry.js";
 import { closeQuestion, type RenderHooks, type RenderOutcome, renderRun, sendNotice } from "./render/index.js";
@@ -302,11 +303,15 @@ export class Dispatcher {
   private async drain(slot: ChannelSlot, key: string, attempt = 0): Promise<void> {
     const { store, tenant } = this.conversations.scopeOf(slot.name);
     const replicas = this.options.replicas;
-    if (!replicas || !store.oldestReceived || !this.accepting) return;
+    if (!replicas || !store.nextReceived || !this.accepting) return;
+    const { logger, settings } = this.options;
     try {
       const leaseLost = await replicas.withConversation(tenant, key, async (lost) => {
         // A lease that lapsed (the database was unreachable) or was taken: start nothing new here.
-        const next = () => (this.accepting && !lost.aborted ? store.oldestReceived!(key) : undefined);
+        const going = () => this.accepting && !lost.aborted;
+        // A message still running before the next (its replica died mid-reply) is answered first.
+        const holdMs = settings.run_timeout_ms + settings.delivery_retry_ms;
+        const next = () => (going() ? nextInOrder(store, key, { going, holdMs, logger }) : undefined);
         for (let entry = await next(); entry; entry = await next()) {
           const msg = entry.payload as unknown as InboundMessage;
           const verdict = await this.verdict(slot, msg);
@@ -319,23 +324,23 @@ export class Dispatcher {
       // What is left waits for whoever holds the lease now, or for this replica once it has it again.
       if (leaseLost) throw new AntlerError("lease_lost", "the conversation's lease lapsed while its messages ran");
     } catch (err) {
-      this.options.logger.error(
-        { err, channel: slot.name, key, attempt },
-        "could not run a conversation's messages; trying again",
-      );
+      logger.error({ err, channel: slot.name, key, attempt }, "could not run a conversation's messages; trying again");
       await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 500 * 2 ** attempt)));
       if (this.accepting) this.inBackground(this.drain(slot, key, attempt + 1));
     }
   }
 
-  /** Marks the inbox entry running → done/failed around `work`; a failure gets a notice in the chat. */
-  private async track(slot: ChannelSlot, msg: InboundMessage, work: () => Promise<void>): Promise<void> {
+  /**
+   * Marks the inbox entry running → done/failed around `work`; a failure gets a notice in the chat.
+   * `taken`: the entry is this replica's already (taken over while running), so it is not claimed.
+   */
+  private async track(slot: ChannelSlot, msg: InboundMessage, work: () => Promise<void>, taken = false): Promise<void> {
     const { logger } = this.options;
     const { store } = this.conversations.scopeOf(slot.name);
     // Stopping: a message not started yet stays `received` for the next process.
     if (!this.accepting) return;
     // Another replica took it first (it received it too late, or took it over): theirs to answer.
-    if (!(await this.take(slot, msg))) return;
+    if (!taken && !(await this.take(slot, msg))) return;
     if (!this.shared(store)) await store.setInboxState(slot.name, msg.eventId, "running");
     try {
       await work();
@@ -701,15 +706,22 @@ export class Dispatcher {
       });
     if (!events) return false;
     logger.info({ channel: slot.name, eventId: msg.eventId, threadId }, "rejoining the run of an unfinished message");
-    const queued = this.queue.push(msg.ref.key, () =>
-      this.track(slot, msg, () =>
-        this.execute(slot, msg, threadId, (opts) => {
-          opts.signal?.addEventListener("abort", () => stop.abort(opts.signal?.reason), { once: true });
-          return events;
-        }),
-      ),
-    );
-    return queued;
+    const job = () =>
+      this.track(
+        slot,
+        msg,
+        () =>
+          this.execute(slot, msg, threadId, (opts) => {
+            opts.signal?.addEventListener("abort", () => stop.abort(opts.signal?.reason), { once: true });
+            return events;
+          }),
+        true,
+      );
+    // With replicas the conversation's later messages wait for this one in the store (its entry is
+    // still running), so it must not wait behind them in the queue.
+    if (!this.options.replicas) return this.queue.push(msg.ref.key, job);
+    this.inBackground(job());
+    return true;
   }
 
   private async notify(slot: ChannelSlot, ref: ConversationRef, text: string, rethrow = false): Promise<void> {

@@ -3,6 +3,7 @@
  *
  * - **Replicas.** Each process has a row it refreshes every heartbeat; one whose row is older than
  *   `deadAfterMs` (or that said goodbye) is dead, and the others take over its unfinished work.
+ *   The timings follow one rule (timing.ts).
  * - **Channel leaders.** A channel with one connection per bot (Telegram polling, a socket) runs on
  *   the replica holding its lease. The leader renews it every heartbeat; when it dies the lease
  *   runs out and another replica takes it, within `leaseMs` plus one heartbeat.
@@ -18,6 +19,7 @@ import { hostname } from "node:os";
 import pg from "pg";
 import type { Logger } from "../log/logger.js";
 import { migrate, type PostgresConnection } from "../storage/postgres.js";
+import { type ReplicaTiming, replicaTiming } from "./timing.js";
 
 const CHANNEL = "antler_replicas";
 /** The broadcast that says a channel's lease was given up. */
@@ -53,12 +55,10 @@ export interface CoordinatorOptions {
   /** Where this replica's admin API answers, for `/api/replicas`. */
   url?: string;
   logger: Logger;
-  /** How often the replica row and its leases are renewed. */
-  heartbeatMs?: number;
-  /** How long a lease lasts without renewal. */
+  /** How long a lease lasts without renewal (default 5 s); the other timings follow from it (timing.ts). */
   leaseMs?: number;
-  /** A replica whose heartbeat is older than this is dead. */
-  deadAfterMs?: number;
+  /** For tests: a heartbeat shorter than the rule's. */
+  heartbeatMs?: number;
 }
 
 /** One live replica, as `/api/replicas` shows it. */
@@ -77,6 +77,7 @@ type Handler = (data: unknown, from: string) => void;
 
 export class Coordinator {
   readonly id: string;
+  readonly timing: ReplicaTiming;
   private readonly heartbeatMs: number;
   private readonly leaseMs: number;
   private readonly deadAfterMs: number;
@@ -107,14 +108,15 @@ export class Coordinator {
     private readonly options: CoordinatorOptions,
   ) {
     this.id = options.id;
-    this.heartbeatMs = options.heartbeatMs ?? 1_500;
-    this.leaseMs = options.leaseMs ?? 5_000;
-    this.deadAfterMs = options.deadAfterMs ?? 10_000;
+    this.timing = replicaTiming(options);
+    this.heartbeatMs = this.timing.heartbeatMs;
+    this.leaseMs = this.timing.leaseMs;
+    this.deadAfterMs = this.timing.deadAfterMs;
   }
 
   /** Creates the tables (safe when several replicas start at once), registers this replica and starts its heartbeat. */
   static async open(options: CoordinatorOptions): Promise<Coordinator> {
-    const heartbeatMs = options.heartbeatMs ?? 1_500;
+    const { heartbeatMs } = replicaTiming(options);
     // Heartbeats and leases are small, quick statements: a few connections serve them, and one
     // that hangs (a silent network) is given up well within a lease, so the next beat can try.
     const pool = new pg.Pool({
@@ -324,9 +326,12 @@ export class Coordinator {
         }
       });
     this.local.set(slot, run);
-    void run.finally(() => {
-      if (this.local.get(slot) === run) this.local.delete(slot);
-    });
+    // The caller handles a failure; this copy of it must not end the process as an unhandled rejection.
+    void run
+      .finally(() => {
+        if (this.local.get(slot) === run) this.local.delete(slot);
+      })
+      .catch(() => undefined);
     return run;
   }
 

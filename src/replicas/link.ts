@@ -5,9 +5,10 @@
  * - an exclusive channel (one connection per bot, see `Channel.exclusive`) runs only on the
  *   replica that holds its lease; the others stand by (state `standby`) and one of them starts it
  *   when the leader goes away;
- * - every heartbeat, the unfinished messages of replicas that died (or stopped) are taken over,
- *   each by exactly one live replica that runs its channel, and answered as after a restart:
- *   run if they never started, rejoined or given the restart notice if they were running;
+ * - every heartbeat, and as soon as this replica starts running a channel it now leads, the
+ *   unfinished messages of replicas that died (or stopped) are taken over, each by exactly one
+ *   live replica that runs its channel, and answered as after a restart: run if they never
+ *   started, rejoined or given the restart notice if they were running;
  * - a `/stop` reaches the replica that runs the conversation's reply.
  */
 import type { BindingStore, InboxEntry } from "../bindings/types.js";
@@ -30,12 +31,10 @@ export interface ReplicaHost {
   logger: Logger;
 }
 
-/** How often dead replicas' messages are looked for. */
-const TAKEOVER_MS = 2_000;
-
 export class ReplicaLink {
   private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> = Promise.resolve();
+  private closed = false;
   /** Messages taken over whose notice could not be sent yet, by channel: tried again on the next sweep. */
   private readonly unsent = new Map<string, InboxEntry[]>();
   /** Channel instances whose lease was lost: intake stopped, their send path open until the replies here end. */
@@ -66,10 +65,14 @@ export class ReplicaLink {
       const key = (data as { key?: unknown }).key;
       if (typeof key === "string") this.host.dispatcher()?.stopConversation(key);
     });
-    this.timer = setInterval(() => {
-      this.sweeping = this.sweeping.then(() => this.sweep());
-    }, TAKEOVER_MS);
+    this.timer = setInterval(() => this.sweepSoon(), this.coordinator.timing.sweepMs);
     this.timer.unref();
+  }
+
+  /** Looks for dead replicas' work after the sweep under way, if any. */
+  private sweepSoon(): void {
+    if (this.closed) return;
+    this.sweeping = this.sweeping.then(() => this.sweep());
   }
 
   /**
@@ -94,9 +97,13 @@ export class ReplicaLink {
             if (slot.override?.state !== "standby") return;
             // An instance still finishing its replies cannot take updates again: a fresh one does.
             const retiring = slot.channel !== undefined && this.retiring.has(slot.channel);
-            (retiring ? this.host.renewSlot(slot) : this.host.startSlot(slot)).catch((err: unknown) =>
-              this.host.logger.error({ err, channel: slot.name }, "could not start a channel this replica now leads"),
-            );
+            // The old leader is dead by now (its heartbeat is as old as the lease): its messages of
+            // this channel are taken over at once, not at the next sweep.
+            (retiring ? this.host.renewSlot(slot) : this.host.startSlot(slot))
+              .then(() => this.sweepSoon())
+              .catch((err: unknown) =>
+                this.host.logger.error({ err, channel: slot.name }, "could not start a channel this replica now leads"),
+              );
           }),
         ),
     );
@@ -196,6 +203,7 @@ export class ReplicaLink {
 
   /** Stops looking for work and says goodbye, so the others take this replica's leases and waiting messages at once. */
   async close(): Promise<void> {
+    this.closed = true;
     if (this.timer) clearInterval(this.timer);
     await this.sweeping.catch(() => undefined);
     await Promise.all([...this.retiring.keys()].map((channel) => channel.stop().catch(() => undefined)));

@@ -317,22 +317,34 @@ function replicaContract(label: string, factory: StoreFactory): void {
       expect(await b.claimInbound!("tg", "missing")).toBe(false);
     });
 
-    it("gives a conversation's oldest waiting event in the order the events were recorded", async () => {
+    it("gives a conversation's oldest waiting event in the order the events were recorded, with the running ones before it", async () => {
       const a = await replica("replica-a");
       const b = await replica("replica-b");
+      const next = async (store: BindingStore, key = "k") => {
+        const found = await store.nextReceived!(key);
+        return found && { next: found.next.eventId, before: found.before.map((e) => `${e.eventId}@${e.owner}`) };
+      };
       // The same millisecond for all, from two replicas: only the recording order tells them apart.
       await a.recordInbound(event("3"));
       await b.recordInbound(event("1"));
       await a.recordInbound(event("2"));
       await b.recordInbound(event("x", "other"));
-      expect((await b.oldestReceived!("k"))?.eventId).toBe("3");
+      await b.recordInbound(event("4"));
+      expect(await next(b)).toEqual({ next: "3", before: [] });
       expect(await a.claimInbound!("tg", "3")).toBe(true);
-      expect((await a.oldestReceived!("k"))?.eventId).toBe("1");
+      expect(await next(b)).toEqual({ next: "1", before: ["3@replica-a"] });
       await b.setInboxState("tg", "1", "done");
-      expect((await a.oldestReceived!("k"))?.eventId).toBe("2");
-      expect((await a.oldestReceived!("other"))?.eventId).toBe("x");
-      expect(await a.oldestReceived!("nobody")).toBeUndefined();
-      expect(await a.forTenant("other").oldestReceived!("k")).toBeUndefined();
+      // A running event recorded after the next waiting one does not come before it.
+      expect(await b.claimInbound!("tg", "4")).toBe(true);
+      expect(await next(a)).toEqual({ next: "2", before: ["3@replica-a"] });
+      await a.setInboxState("tg", "3", "failed", "interrupted by a restart");
+      expect(await next(a)).toEqual({ next: "2", before: [] });
+      expect(await next(a, "other")).toEqual({ next: "x", before: [] });
+      expect(await a.nextReceived!("nobody")).toBeUndefined();
+      expect(await a.forTenant("other").nextReceived!("k")).toBeUndefined();
+      // Nothing waiting: running events alone give nothing to start.
+      await a.setInboxState("tg", "2", "done");
+      expect(await a.nextReceived!("k")).toBeUndefined();
     });
 
     it("splits a dead replica's unfinished events between two replicas taking over at once", async () => {

@@ -8,7 +8,8 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { postgresUrl } from "../helpers/postgres.js";
 
-const ADMIN_URL = process.env.ANTLER_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+/** The server's admin URL (also the owner of a database made outside a vitest run, e.g. by a reliability probe). */
+export const ADMIN_URL = process.env.ANTLER_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
 export interface ClusterDatabase {
   /** `storage.url` for every replica of the cluster. */
@@ -18,8 +19,9 @@ export interface ClusterDatabase {
   drop(): Promise<void>;
 }
 
-export async function clusterDatabase(): Promise<ClusterDatabase> {
-  const runUrl = new URL(postgresUrl());
+/** `ownerUrl`: a URL whose role will own the database (default: the vitest run's database). */
+export async function clusterDatabase(ownerUrl?: string): Promise<ClusterDatabase> {
+  const runUrl = new URL(ownerUrl ?? postgresUrl());
   const role = decodeURIComponent(runUrl.username);
   const name = `antler_test_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`;
   await admin(`CREATE DATABASE ${name} OWNER ${role}`);

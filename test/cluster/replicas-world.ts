@@ -72,9 +72,12 @@ export abstract class Users {
 
   /**
    * Chats whose complete replies did not come in the order their messages were sent, e.g.
-   * `chat 700012: m12-2 before m12-1`. Replies are ordered by when each first appeared.
+   * `chat 700012: m12-2 before m12-1`. Replies are ordered by when each first appeared. With
+   * `notices`, a message answered by a notice (a restart notice in place of a cut reply) counts
+   * as answered when that notice appeared (see `Ledger.answers`).
    */
-  outOfOrder(): string[] {
+  outOfOrder(notices = false): string[] {
+    if (notices) return this.answersOutOfOrder();
     const out: string[] = [];
     for (const [chat, ids] of this.order) {
       const sent = this.ledger.sent.filter((m) => m.chat === chat);
@@ -87,6 +90,17 @@ export abstract class Users {
       const byTime = [...replied].sort((a, b) => (firstSeen.get(a) as number) - (firstSeen.get(b) as number));
       const i = replied.findIndex((id, k) => byTime[k] !== id);
       if (i >= 0) out.push(`chat ${chat}: ${byTime[i]} before ${replied[i]}`);
+    }
+    return out;
+  }
+
+  private answersOutOfOrder(): string[] {
+    const out: string[] = [];
+    for (const [chat, ids] of this.order) {
+      const byTime = this.ledger.answers(chat, this.view(chat)).map((a) => a.id);
+      const answered = ids.filter((id) => byTime.includes(id));
+      const i = answered.findIndex((id, k) => byTime[k] !== id);
+      if (i >= 0) out.push(`chat ${chat}: ${byTime[i]} before ${answered[i]}`);
     }
     return out;
   }

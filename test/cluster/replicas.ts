@@ -52,6 +52,10 @@ export interface ClusterOptions {
   poolSize?: number;
   /** Keep the temp folder (logs) after close. */
   keepLogs?: boolean;
+  /** The replicas' folders go here, and `close` leaves it to its owner; a temp folder otherwise. */
+  dir?: string;
+  /** The gateway's cli.js to run (default dist/cli.js of this checkout). */
+  cli?: string;
 }
 
 export class Replica {
@@ -90,7 +94,7 @@ export class ReplicaCluster {
   readonly members: Replica[] = [];
 
   private constructor(private readonly options: ClusterOptions) {
-    this.dir = tempDir("cluster");
+    this.dir = options.dir ?? tempDir("cluster");
   }
 
   /** Starts every replica at once (they race for migrations and leases, as a deploy would). */
@@ -180,7 +184,7 @@ export class ReplicaCluster {
   async close(): Promise<void> {
     await Promise.all(this.members.map((r) => r.process.kill("SIGTERM", 5_000)));
     for (const r of this.members) r.process.retire();
-    if (!this.options.keepLogs) rmSync(this.dir, { recursive: true, force: true });
+    if (!this.options.keepLogs && !this.options.dir) rmSync(this.dir, { recursive: true, force: true });
   }
 
   private async add(index: number): Promise<void> {
@@ -209,6 +213,6 @@ export class ReplicaCluster {
       gateway: this.options.gateway ?? {},
       channels: await this.options.channels(spec),
     };
-    this.members.push(new Replica(spec, new GatewayProcess(dir, port, config)));
+    this.members.push(new Replica(spec, new GatewayProcess(dir, port, config, this.options.cli)));
   }
 }

@@ -89,19 +89,38 @@ export class Ledger {
     return out;
   }
 
+  /**
+   * The answers in one chat as they first appeared: each message's first complete reply, and for
+   * messages without one the chat's notices, given in the order those messages were sent (as
+   * `evaluate` counts them). A chat whose answers are in order lists its ids in the order sent.
+   */
+  answers(chat: string, bot: BotMessage[]): Array<{ id: string; at: number }> {
+    const sent = this.sent.filter((m) => m.chat === chat);
+    const out: Array<{ id: string; at: number }> = [];
+    const notices: BotMessage[] = [];
+    for (const b of bot) {
+      const seen = classify(b, sent);
+      if (seen.kind === "final" && !out.some((a) => a.id === seen.owner.id)) out.push({ id: seen.owner.id, at: b.firstAt });
+      if (seen.kind === "notice") notices.push(b);
+    }
+    const unanswered = sent.filter((m) => !out.some((a) => a.id === m.id));
+    unanswered.forEach((m, i) => {
+      const notice = notices[i];
+      if (notice) out.push({ id: m.id, at: notice.firstAt });
+    });
+    return out.sort((x, y) => x.at - y.at);
+  }
+
   private evaluateChat(sent: SentMessage[], bot: BotMessage[], excused: Set<string>, out: Outcome, noticeTexts: string[]): void {
     const finals = new Map<string, BotMessage[]>();
     const partials: Array<{ b: BotMessage; owner: SentMessage | undefined }> = [];
     const notices: string[] = [];
     for (const b of bot) {
-      const text = b.text.trim();
-      const owner = sent.find((m) => m.expected === text);
-      if (owner) finals.set(owner.id, [...(finals.get(owner.id) ?? []), b]);
-      else if (POINTER.test(text)) out.pointers++;
-      else if (FAULT_PREFIX.test(text)) partials.push({ b, owner: undefined });
-      else if (sent.some((m) => m.expected?.startsWith(text)))
-        partials.push({ b, owner: sent.find((m) => m.expected?.startsWith(text)) });
-      else notices.push(shorten(text));
+      const seen = classify(b, sent);
+      if (seen.kind === "final") finals.set(seen.owner.id, [...(finals.get(seen.owner.id) ?? []), b]);
+      else if (seen.kind === "pointer") out.pointers++;
+      else if (seen.kind === "partial") partials.push({ b, owner: seen.owner });
+      else notices.push(shorten(b.text.trim()));
     }
     for (const { b, owner } of partials) {
       if (excused.has(b.id)) out.excusedPartials++;
@@ -133,6 +152,24 @@ export class Ledger {
     out.extraNotices += notices.length - byNotice;
     noticeTexts.push(...notices);
   }
+}
+
+type Seen =
+  | { kind: "final"; owner: SentMessage }
+  | { kind: "pointer" }
+  | { kind: "partial"; owner: SentMessage | undefined }
+  | { kind: "notice" };
+
+/** What one bot message is, among the messages `sent` in its chat. */
+function classify(b: BotMessage, sent: SentMessage[]): Seen {
+  const text = b.text.trim();
+  const owner = sent.find((m) => m.expected === text);
+  if (owner) return { kind: "final", owner };
+  if (POINTER.test(text)) return { kind: "pointer" };
+  if (FAULT_PREFIX.test(text)) return { kind: "partial", owner: undefined };
+  const prefixOf = sent.find((m) => m.expected?.startsWith(text));
+  if (prefixOf) return { kind: "partial", owner: prefixOf };
+  return { kind: "notice" };
 }
 
 function shorten(text: string): string {

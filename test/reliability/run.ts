@@ -9,6 +9,7 @@
  */
 import { ProbeContext, type ProbeResult, type Settings } from "./harness.js";
 import { Ledger } from "./ledger.js";
+import { failoverOrderProbe } from "./probes/failover-order.js";
 import { handoverProbe } from "./probes/handover.js";
 import { httpAbuseProbe } from "./probes/http-abuse.js";
 import { loadProbe } from "./probes/load.js";
@@ -36,6 +37,7 @@ const PROBES: Probe[] = [
   { name: "model-stall", run: modelStallProbe, limitMs: [90_000, 180_000] },
   { name: "http-abuse", run: httpAbuseProbe, limitMs: [90_000, 420_000] },
   { name: "load", run: loadProbe, limitMs: [90_000, 600_000] },
+  { name: "failover-order", run: failoverOrderProbe, limitMs: [120_000, 240_000] },
 ];
 
 const args = process.argv.slice(2);

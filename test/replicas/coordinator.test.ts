@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { Coordinator } from "../../src/replicas/coordinator.js";
+import { replicaTiming } from "../../src/replicas/timing.js";
 import { eventually, sleep, testLogger } from "../../src/testing/gateway.js";
 import { PartitionProxy } from "../helpers/partition-proxy.js";
 import { freshSchema } from "../helpers/postgres.js";
@@ -14,7 +15,7 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((c) => c.close()));
 });
 
-async function replicas(n: number, timing: { heartbeatMs?: number; leaseMs?: number; deadAfterMs?: number } = {}) {
+async function replicas(n: number, timing: { heartbeatMs?: number; leaseMs?: number } = {}) {
   const { url } = await freshSchema("repl");
   const list = await Promise.all(
     Array.from({ length: n }, (_, i) =>
@@ -24,7 +25,6 @@ async function replicas(n: number, timing: { heartbeatMs?: number; leaseMs?: num
         logger: testLogger(),
         heartbeatMs: 200,
         leaseMs: 800,
-        deadAfterMs: 1_200,
         ...timing,
       }),
     ),
@@ -53,7 +53,7 @@ describe("replica coordination", () => {
 
   it("a resigned channel is taken by another replica at once, not at its next heartbeat", async () => {
     // Heartbeats far apart: only the broadcast of the release can make the takeover quick.
-    const rs = await replicas(2, { heartbeatMs: 20_000, leaseMs: 60_000, deadAfterMs: 90_000 });
+    const rs = await replicas(2, { heartbeatMs: 20_000, leaseMs: 60_000 });
     const [a, b] = rs as [Coordinator, Coordinator];
     await a.lead("telegram", () => undefined);
     const told: boolean[] = [];
@@ -71,7 +71,7 @@ describe("replica coordination", () => {
     const { url } = await freshSchema("repl");
     const { proxy, url: through } = await PartitionProxy.start(url);
     try {
-      const timing = { heartbeatMs: 200, leaseMs: 1_000, deadAfterMs: 1_500 };
+      const timing = { heartbeatMs: 200, leaseMs: 1_000 };
       const events: Array<{ who: string; leading: boolean; at: number }> = [];
       const cut = await Coordinator.open({ connection: { url: through }, id: "cut", logger: testLogger(), ...timing });
       await cut.lead("telegram", (leading) => events.push({ who: "cut", leading, at: performance.now() }));
@@ -96,7 +96,7 @@ describe("replica coordination", () => {
     const { url } = await freshSchema("repl");
     const { proxy, url: through } = await PartitionProxy.start(url);
     try {
-      const timing = { heartbeatMs: 200, leaseMs: 1_000, deadAfterMs: 1_500 };
+      const timing = { heartbeatMs: 200, leaseMs: 1_000 };
       const cut = await Coordinator.open({ connection: { url: through }, id: "cut", logger: testLogger(), ...timing });
       const other = await Coordinator.open({ connection: { url }, id: "other", logger: testLogger(), ...timing });
       open.push(other);
@@ -124,6 +124,20 @@ describe("replica coordination", () => {
       release();
       await cut.halt();
       await cutWork;
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("fails only the caller when a conversation's lease cannot be asked for (no unhandled rejection ends the process)", async () => {
+    const { url } = await freshSchema("repl");
+    const { proxy, url: through } = await PartitionProxy.start(url);
+    try {
+      const cut = await Coordinator.open({ connection: { url: through }, id: "cut", logger: testLogger(), heartbeatMs: 200 });
+      proxy.blackhole();
+      // The query gives up after two heartbeats; vitest fails the run on any unhandled rejection.
+      await expect(cut.withConversation("default", "k", async () => "ran")).rejects.toThrow();
+      await cut.halt();
     } finally {
       await proxy.close();
     }
@@ -198,6 +212,30 @@ describe("replica coordination", () => {
     await c!.halt();
     open.splice(open.indexOf(c!), 1);
     await eventually(async () => !(await b!.liveIds()).has("r2"), 5_000, "r2 counted dead");
+  });
+
+  it("counts a killed replica dead as soon as its conversation leases can lapse, not later", async () => {
+    const timing = { heartbeatMs: 200, leaseMs: 1_000 };
+    const [a, b] = await replicas(2, timing);
+    void a!.withConversation("default", "k", () => new Promise(() => undefined)).catch(() => undefined);
+    await eventually(() => b!.heldElsewhere("default", "k"), 3_000, "a holds k");
+    await a!.halt();
+    open.splice(open.indexOf(a!), 1);
+    // The moment b can take a's conversation, a is dead to b: its heartbeat, written before it
+    // renewed the lease, is older than the lease by the database's clock.
+    await b!.withConversation("default", "k", async () => undefined);
+    expect(await b!.liveIds()).toEqual(new Set(["r1"]));
+  });
+
+  it("derives every timing from the lease", () => {
+    expect(replicaTiming()).toEqual({ heartbeatMs: 1_500, leaseMs: 5_000, deadAfterMs: 5_000, sweepMs: 1_500 });
+    expect(replicaTiming({ leaseMs: 1_000, heartbeatMs: 200 })).toEqual({
+      heartbeatMs: 200,
+      leaseMs: 1_000,
+      deadAfterMs: 1_000,
+      sweepMs: 200,
+    });
+    expect(() => replicaTiming({ leaseMs: 1_000, heartbeatMs: 500 })).toThrow(/does not fit a lease/);
   });
 
   it("carries broadcasts to every other replica, not to itself", async () => {

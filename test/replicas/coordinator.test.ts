@@ -53,7 +53,7 @@ describe("replica coordination", () => {
 
   it("a resigned channel is taken by another replica at once, not at its next heartbeat", async () => {
     // Heartbeats far apart: only the broadcast of the release can make the takeover quick.
-    const rs = await replicas(2, { heartbeatMs: 20_000, leaseMs: 60_000 });
+    const rs = await replicas(2, { heartbeatMs: 20_000, leaseMs: 70_000 });
     const [a, b] = rs as [Coordinator, Coordinator];
     await a.lead("telegram", () => undefined);
     const told: boolean[] = [];

@@ -4,7 +4,7 @@ import { parseConfig } from "../src/config/loader.js";
 
 describe("storage config", () => {
   it("defaults to SQLite, with a pool size for PostgreSQL", () => {
-    expect(parseConfig("", {}).storage).toMatchObject({ kind: "sqlite", path: "./data/antler.db", pool_size: 10 });
+    expect(parseConfig("", {}).storage).toMatchObject({ kind: "sqlite", path: "./data/antler.db", pool_size: 8 });
   });
 
   it("takes a postgres URL, also from the environment", () => {

@@ -27,6 +27,7 @@ import type { ChannelSlot } from "./registry.js";
 import { closeQuestion, type RenderHooks, type RenderOutcome, renderRun, sendNotice } from "./render/index.js";
 import { TypingLoop } from "./render/typing.js";
 import { untilAbandoned } from "./run-guard.js";
+import { RunSlot } from "./slot-guard.js";
 import type { Channel, ConversationHistory, ConversationRef, InboundMessage, InboundSink, MessageHandle } from "./types.js";
 
 /** Optional observer for metrics; every method is a notification only. */
@@ -98,15 +99,6 @@ export const NOTICES = {
 class LeftForNextProcess extends Error {
   constructor(readonly state: "received" | "running") {
     super(`left to the next process (${state})`);
-  }
-}
-
-/** Passes `events` through and calls `onEnd` as soon as they end (or the reader stops). */
-async function* releasedAtEnd<T>(events: AsyncIterable<T>, onEnd: () => void): AsyncGenerator<T> {
-  try {
-    yield* events;
-  } finally {
-    onEnd();
   }
 }
 
@@ -489,6 +481,7 @@ export class Dispatcher {
       if (!this.accepting) throw new LeftForNextProcess("received");
       return this.notify(slot, msg.ref, `⚠️ ${toRunError(undefined, true, controller.signal.reason).message}`);
     }
+    const runSlot = new RunSlot(this.runs, release, this.options.settings.stall_release_ms);
     const timer = setTimeout(
       () => controller.abort(new DOMException("the run took too long", "TimeoutError")),
       this.options.settings.run_timeout_ms,
@@ -499,8 +492,8 @@ export class Dispatcher {
     const questionId = randomBytes(6).toString("base64url");
     let outcome: RenderOutcome | undefined;
     try {
-      // The run slot covers the agent's run only: pacing the last edits must not hold it.
-      const events = releasedAtEnd(
+      // The run slot covers the agent's run only (and not while its stream stalls): pacing the last edits must not hold it.
+      const events = runSlot.guard(
         untilAbandoned(
           start({
             signal: controller.signal,
@@ -517,7 +510,6 @@ export class Dispatcher {
           controller.signal,
           (err) => this.options.logger.warn({ err, channel: slot.name, key }, "a run ignored its abort; abandoned it"),
         ),
-        release,
       );
       const hooks = this.hooks(slot, started);
       outcome = await renderRun(events, {
@@ -534,7 +526,7 @@ export class Dispatcher {
       void typing.stop();
       clearTimeout(timer);
       this.release(key, controller);
-      release();
+      runSlot.free();
       this.options.observer?.runFinished?.(slot.name, outcome?.kind ?? "error", (Date.now() - started) / 1000);
     }
     // Left running for the next process: the inbox entry must stay unfinished.

@@ -1,0 +1,85 @@
+/**
+ * A run's hold on its run slot (`gateway.max_concurrent_runs`). A run whose event stream has sent
+ * nothing for `gateway.stall_release_ms` gives its slot to the next message: a stalled model
+ * stream holds no work worth a slot, and however many stall, the others still run. When the
+ * stream moves again the run takes a slot back if one is free, and otherwise carries on without
+ * one; it never waits for a slot, since that would stall a reply already under way.
+ */
+import type { Semaphore } from "./queue.js";
+
+export class RunSlot {
+  private release: (() => void) | undefined;
+
+  /**
+   * @param slots the global run limit.
+   * @param held the release of the slot the run already holds.
+   * @param stallMs how long the stream may send nothing before the slot is given up.
+   */
+  constructor(
+    private readonly slots: Semaphore,
+    held: () => void,
+    private readonly stallMs: number,
+  ) {
+    this.release = held;
+  }
+
+  /** Whether the run holds a slot now. */
+  get holding(): boolean {
+    return this.release !== undefined;
+  }
+
+  /** Gives the slot up, if the run holds one (it stalled, or it ended). */
+  free(): void {
+    const release = this.release;
+    this.release = undefined;
+    release?.();
+  }
+
+  /**
+   * Passes `events` through. While the run waits for its next event, a timer gives the slot up
+   * after `stallMs`; an event that comes takes one back if one is free now. Only time spent
+   * waiting on the stream counts: the reader's own pauses between events do not. The slot is
+   * given up for good when the events end or the reader stops.
+   */
+  async *guard<T>(events: AsyncIterable<T>): AsyncGenerator<T> {
+    const iterator = events[Symbol.asyncIterator]();
+    // One timer for the whole run, armed (refreshed) only while it waits for the stream, as the
+    // model's stall guard does: no timer per event.
+    let waiting = false;
+    const timer = setTimeout(() => {
+      if (waiting) this.free();
+    }, this.stallMs);
+    timer.unref();
+    let finished = false;
+    try {
+      for (;;) {
+        waiting = true;
+        timer.refresh();
+        let next: IteratorResult<T>;
+        try {
+          next = await iterator.next();
+        } finally {
+          waiting = false;
+        }
+        if (next.done) {
+          finished = true;
+          return;
+        }
+        this.release ??= this.slots.tryAcquire();
+        yield next.value;
+      }
+    } catch (err) {
+      finished = true;
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      this.free();
+      // The reader stopped early: let the stream clean up, without waiting on it.
+      if (!finished) {
+        Promise.resolve()
+          .then(() => iterator.return?.())
+          .catch(() => undefined);
+      }
+    }
+  }
+}

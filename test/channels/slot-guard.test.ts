@@ -1,0 +1,140 @@
+/**
+ * A run's hold on its run slot: a stream that waits past the stall threshold gives its slot up,
+ * takes one back when it moves again if one is free, carries on without one otherwise, and
+ * gives it up exactly once at the end. Driven by streams whose every event the test releases.
+ */
+import { describe, expect, it } from "vitest";
+import { Semaphore } from "../../src/channels/queue.js";
+import { RunSlot } from "../../src/channels/slot-guard.js";
+import { eventually, sleep } from "../../src/testing/gateway.js";
+
+/** A stream whose next event comes only when the test calls `emit`; `end` finishes it. */
+function gatedStream() {
+  const queue: Array<(value: IteratorResult<string>) => void> = [];
+  const ready: IteratorResult<string>[] = [];
+  let returned = false;
+  const iterable: AsyncIterable<string> = {
+    [Symbol.asyncIterator]: () => ({
+      next: () => {
+        const value = ready.shift();
+        if (value) return Promise.resolve(value);
+        return new Promise<IteratorResult<string>>((resolve) => queue.push(resolve));
+      },
+      return: async () => {
+        returned = true;
+        return { done: true, value: undefined };
+      },
+    }),
+  };
+  const push = (value: IteratorResult<string>) => {
+    const waiter = queue.shift();
+    if (waiter) waiter(value);
+    else ready.push(value);
+  };
+  return {
+    iterable,
+    emit: (text: string) => push({ done: false, value: text }),
+    end: () => push({ done: true, value: undefined }),
+    get returned() {
+      return returned;
+    },
+  };
+}
+
+/** Reads `events` in the background, recording each one. */
+function reader(events: AsyncIterable<string>) {
+  const seen: string[] = [];
+  const done = (async () => {
+    for await (const e of events) seen.push(e);
+  })();
+  return { seen, done };
+}
+
+describe("RunSlot", () => {
+  it("gives the slot to a waiting run once its stream stalls, and takes one back when it moves and one is free", async () => {
+    const slots = new Semaphore(1);
+    const stream = gatedStream();
+    const run = new RunSlot(slots, await slots.acquire(), 50);
+    const read = reader(run.guard(stream.iterable));
+    stream.emit("a");
+    await eventually(() => read.seen.length === 1, 5_000, "the first event");
+    // The stream is silent now: a second run waiting for the only slot gets it.
+    const second = await slots.acquire();
+    expect(run.holding).toBe(false);
+    expect(slots.inUse).toBe(1);
+    // It moves again while the slot is taken: it carries on without one, and never waits.
+    stream.emit("b");
+    await eventually(() => read.seen.length === 2, 5_000, "the second event");
+    expect(run.holding).toBe(false);
+    expect(slots.inUse).toBe(1);
+    // The slot is free again: the next event takes it back.
+    second();
+    stream.emit("c");
+    await eventually(() => read.seen.length === 3, 5_000, "the third event");
+    expect(run.holding).toBe(true);
+    expect(slots.inUse).toBe(1);
+    stream.end();
+    await read.done;
+    expect(run.holding).toBe(false);
+    expect(slots.inUse).toBe(0);
+    expect(read.seen).toEqual(["a", "b", "c"]);
+  });
+
+  it("keeps the slot while the stream keeps moving, and while the reader itself is slow", async () => {
+    const slots = new Semaphore(1);
+    const stream = gatedStream();
+    const run = new RunSlot(slots, await slots.acquire(), 200);
+    const events = run.guard(stream.iterable);
+    stream.emit("a");
+    stream.emit("b");
+    expect((await events.next()).value).toBe("a");
+    // The reader takes four times the threshold before it asks again; the next event was there all along.
+    await sleep(800);
+    expect(run.holding).toBe(true);
+    expect((await events.next()).value).toBe("b");
+    expect(run.holding).toBe(true);
+    expect(slots.tryAcquire()).toBeUndefined();
+    await events.return(undefined);
+    expect(slots.inUse).toBe(0);
+  });
+
+  it("gives the slot up exactly once when the reader stops early, and closes the stream", async () => {
+    const slots = new Semaphore(2);
+    const stream = gatedStream();
+    const run = new RunSlot(slots, await slots.acquire(), 10_000);
+    const events = run.guard(stream.iterable);
+    stream.emit("a");
+    await events.next();
+    await events.return(undefined);
+    await eventually(() => stream.returned, 5_000, "the stream closed");
+    run.free();
+    expect(slots.inUse).toBe(0);
+    // The cap still holds: two slots, no more.
+    expect(slots.tryAcquire()).toBeDefined();
+    expect(slots.tryAcquire()).toBeDefined();
+    expect(slots.tryAcquire()).toBeUndefined();
+  });
+
+  it("never takes a slot ahead of a run that waits for one", async () => {
+    const slots = new Semaphore(1);
+    const stream = gatedStream();
+    const run = new RunSlot(slots, await slots.acquire(), 50);
+    const read = reader(run.guard(stream.iterable));
+    const other = await slots.acquire(); // the stalled run's slot, given up after 50 ms
+    let thirdGot = false;
+    const third = slots.acquire().then((release) => {
+      thirdGot = true;
+      return release;
+    });
+    other();
+    await third;
+    stream.emit("late");
+    await eventually(() => read.seen.length === 1, 5_000, "the late event");
+    expect(thirdGot).toBe(true);
+    expect(run.holding).toBe(false);
+    (await third)();
+    stream.end();
+    await read.done;
+    expect(slots.inUse).toBe(0);
+  });
+});

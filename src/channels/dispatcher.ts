@@ -112,6 +112,8 @@ export class Dispatcher {
   private readonly runs: Semaphore;
   /** The stop switch of each conversation's message in progress, from before its run, so /stop reaches it early. */
   private readonly active = new Map<string, AbortController>();
+  /** When each of those was registered (this process's clock). */
+  private readonly claimedAt = new WeakMap<AbortController, number>();
   private accepting = true;
   private readonly background = new Set<Promise<void>>();
   private readonly conversations: Conversations;
@@ -180,11 +182,15 @@ export class Dispatcher {
     this.desk.close();
   }
 
-  /** Another replica asked to stop a conversation's reply (its `/stop`): stops it if it runs here. */
-  stopConversation(key: string): boolean {
+  /**
+   * Another replica asked to stop a conversation's reply (its `/stop`, made `madeMsAgo` ago):
+   * stops it if it runs here and began before the request, never a later reply.
+   */
+  stopConversation(key: string, madeMsAgo = 0): boolean {
     const run = this.active.get(key);
-    run?.abort();
-    return run !== undefined;
+    if (!run || Date.now() - (this.claimedAt.get(run) ?? 0) < madeMsAgo) return false;
+    run.abort();
+    return true;
   }
 
   /** After a channel (re)started: tool approvals waiting in its chats get their deadlines again. */
@@ -387,6 +393,7 @@ export class Dispatcher {
   private claim(key: string): AbortController {
     const controller = new AbortController();
     this.active.set(key, controller);
+    this.claimedAt.set(controller, Date.now());
     return controller;
   }
 

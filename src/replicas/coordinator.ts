@@ -17,7 +17,8 @@
 import { hostname } from "node:os";
 import pg from "pg";
 import type { Logger } from "../log/logger.js";
-import { migrate, type PostgresConnection } from "../storage/postgres.js";
+import { migrate, type PostgresConnection, TENANT_SETTING } from "../storage/postgres.js";
+import { STOP_REQUESTS_SCHEMA, STOP_REQUESTS_STEPS } from "./stop-requests-schema.js";
 
 const CHANNEL = "antler_replicas";
 
@@ -75,7 +76,8 @@ type Handler = (data: unknown, from: string) => void;
 
 export class Coordinator {
   readonly id: string;
-  private readonly heartbeatMs: number;
+  /** How often the replica row and its leases are renewed. */
+  readonly heartbeatMs: number;
   private readonly leaseMs: number;
   private readonly deadAfterMs: number;
   private timer: NodeJS.Timeout | undefined;
@@ -89,6 +91,8 @@ export class Coordinator {
   /** The leader of each channel, as last read. */
   private readonly leaders = new Map<string, string | null>();
   private readonly handlers = new Map<string, Handler[]>();
+  /** Told each time the broadcast connection is back after a drop (broadcasts sent meanwhile were missed). */
+  private readonly relistened: Array<() => void> = [];
   /**
    * Conversation leases held now: when the last renewal holds until (local clock), and the signal
    * that tells the work its lease is gone.
@@ -125,6 +129,7 @@ export class Coordinator {
     pool.on("error", () => undefined);
     try {
       await migrate(pool, "replicas", SCHEMA);
+      await migrate(pool, STOP_REQUESTS_SCHEMA, STOP_REQUESTS_STEPS);
       const coordinator = new Coordinator(pool, options);
       await coordinator.register();
       await coordinator.listen();
@@ -426,15 +431,74 @@ export class Coordinator {
       if (parsed.scope !== this.scope || parsed.from === this.id || !parsed.topic) return;
       for (const handler of [...(this.handlers.get(parsed.topic) ?? [])]) handler(parsed.data, parsed.from ?? "");
     });
+    // Only the connection in use reconnects; one that fails while connecting is retried below.
     listener.on("error", (err) => {
+      if (this.listener !== listener) return;
       this.options.logger.warn({ err }, "the replicas' broadcast connection dropped; reconnecting");
       this.listener = undefined;
       listener.end().catch(() => undefined);
-      setTimeout(() => void this.listen().catch(() => undefined), 1_000).unref();
+      this.relisten();
     });
-    await listener.connect();
-    await listener.query(`LISTEN ${CHANNEL}`);
+    try {
+      await listener.connect();
+      await listener.query(`LISTEN ${CHANNEL}`);
+    } catch (err) {
+      listener.end().catch(() => undefined);
+      throw err;
+    }
+    if (this.closed) {
+      await listener.end().catch(() => undefined);
+      return;
+    }
     this.listener = listener;
+  }
+
+  /** Connects the broadcast connection again, every second until it is back, then tells `onRelisten`. */
+  private relisten(): void {
+    const retry = () => {
+      if (this.closed) return;
+      this.listen().then(
+        () => {
+          if (this.closed) return;
+          for (const handler of [...this.relistened]) handler();
+        },
+        () => setTimeout(retry, 1_000).unref(),
+      );
+    };
+    setTimeout(retry, 1_000).unref();
+  }
+
+  /** Runs `handler` each time the broadcast connection is back after it dropped: broadcasts sent meanwhile were missed. */
+  onRelisten(handler: () => void): void {
+    this.relistened.push(handler);
+  }
+
+  /**
+   * Runs `work` in one transaction whose row-level security shows only `tenant`'s rows (for the
+   * replicas' tables that carry a tenant, like the stop requests).
+   */
+  async asTenant<T>(tenant: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: unknown;
+    try {
+      await client.query("BEGIN");
+      await client.query("SELECT set_config($1, $2, true)", [TENANT_SETTING, tenant]);
+      const result = await work(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (err) {
+      broken = err;
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw err;
+    } finally {
+      // A connection that failed mid-transaction (a timeout on a silent network) is not reused.
+      client.release(broken instanceof Error ? broken : undefined);
+    }
+  }
+
+  /** The tenants of the conversations whose leases this replica holds now. */
+  heldTenants(): string[] {
+    return [...new Set([...this.held.keys()].map((slot) => slot.slice(0, slot.indexOf("\u0000"))))];
   }
 
   /** Says goodbye: gives up every lease and marks the replica stopped, so the others take over at once. */

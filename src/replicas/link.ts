@@ -8,13 +8,15 @@
  * - every heartbeat, the unfinished messages of replicas that died (or stopped) are taken over,
  *   each by exactly one live replica that runs its channel, and answered as after a restart:
  *   run if they never started, rejoined or given the restart notice if they were running;
- * - a `/stop` reaches the replica that runs the conversation's reply.
+ * - a `/stop` reaches the replica that runs the conversation's reply, also when that replica's
+ *   listening connection was down (stop-requests.ts).
  */
 import type { BindingStore, InboxEntry } from "../bindings/types.js";
 import type { Dispatcher, ReplicaCoordinator } from "../channels/dispatcher.js";
 import type { ChannelSlot } from "../channels/registry.js";
 import type { Logger } from "../log/logger.js";
 import type { Coordinator, ReplicaInfo } from "./coordinator.js";
+import { StopRequests } from "./stop-requests.js";
 
 /** What the link needs from its gateway. */
 export interface ReplicaHost {
@@ -35,11 +37,17 @@ export class ReplicaLink {
   private sweeping: Promise<void> = Promise.resolve();
   /** Messages taken over whose notice could not be sent yet, by channel: tried again on the next sweep. */
   private readonly unsent = new Map<string, InboxEntry[]>();
+  private readonly stops: StopRequests;
 
   constructor(
     readonly coordinator: Coordinator,
     private readonly host: ReplicaHost,
-  ) {}
+  ) {
+    this.stops = new StopRequests(coordinator, {
+      logger: host.logger,
+      apply: (key, madeMsAgo) => void host.dispatcher()?.stopConversation(key, madeMsAgo),
+    });
+  }
 
   get id(): string {
     return this.coordinator.id;
@@ -51,16 +59,13 @@ export class ReplicaLink {
     return {
       withConversation: (tenant, key, work) => c.withConversation(tenant, key, work),
       heldElsewhere: (tenant, key) => c.heldElsewhere(tenant, key),
-      stopElsewhere: (tenant, key) => c.broadcast("stop", { tenant, key }),
+      stopElsewhere: async (tenant, key) => void (await this.stops.send(tenant, key)),
     };
   }
 
   /** Starts listening to the others and looking for dead replicas' work. */
   start(): void {
-    this.coordinator.on("stop", (data) => {
-      const key = (data as { key?: unknown }).key;
-      if (typeof key === "string") this.host.dispatcher()?.stopConversation(key);
-    });
+    this.stops.start();
     this.timer = setInterval(() => {
       this.sweeping = this.sweeping.then(() => this.sweep());
     }, TAKEOVER_MS);
@@ -157,6 +162,7 @@ export class ReplicaLink {
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     await this.sweeping.catch(() => undefined);
+    await this.stops.close();
     await this.coordinator.close();
   }
 }

@@ -8,7 +8,8 @@
  *   runs out and another replica takes it, within `leaseMs` plus one heartbeat.
  * - **Conversation leases.** One replica at a time runs a conversation's messages, so they run in
  *   order whichever replica received them.
- * - **Broadcasts.** LISTEN/NOTIFY carries small messages to every other replica (`/stop`).
+ * - **Broadcasts.** LISTEN/NOTIFY carries small messages to every other replica (`/stop`, which
+ *   is also stored so it survives a listening connection that was down: stop-requests.ts).
  *
  * Every time comparison uses the database's clock (`now()`), so replicas whose clocks disagree
  * still agree on who holds a lease. A leader that cannot renew stops its connection once its lease

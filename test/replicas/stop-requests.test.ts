@@ -150,6 +150,28 @@ describe("/stop between replicas, with the owner's listening connection down", (
   });
 });
 
+describe("a stop request applied late", () => {
+  it("stops a reply that began before it was made, never a later one", async () => {
+    const world = new LoopbackWorld();
+    const model = await startMockModel();
+    cleanup.push(() => model.close());
+    model.setDefault({ text: "a long story ".repeat(40).trim(), chunkSize: 2, delayMs: 80 });
+    const gw = await startTestGateway({ channels: { loop: world.channelConfig() }, model });
+    cleanup.push(() => gw.stop(false));
+    const dispatcher = gw.gateway.dispatcher!;
+    await world.userSays("tell me a long story");
+    await eventually(() => world.botMessages().some((m) => m.text.length > 0), 15_000, "the reply streaming");
+    // A request made a minute ago is older than this reply: it was meant for an earlier one.
+    expect(dispatcher.stopConversation("loop:w:dm1", 60_000)).toBe(false);
+    await sleep(500);
+    expect(world.botMessages().some((m) => m.text.includes(MESSAGES.cancelled))).toBe(false);
+    // The reply began over 500 ms ago: a request made 400 ms ago is for it.
+    expect(dispatcher.stopConversation("loop:w:dm1", 400)).toBe(true);
+    await eventually(() => world.botMessages().some((m) => m.text.includes(MESSAGES.cancelled)), 10_000, "the stop");
+    expect(dispatcher.stopConversation("loop:w:dm1")).toBe(false);
+  });
+});
+
 /** The stop requests a connection of `tenant` sees (row-level security, as the table's owner). */
 async function tenantRows(url: string, tenant: string | undefined) {
   const { default: pg } = await import("pg");

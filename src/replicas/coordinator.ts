@@ -475,26 +475,16 @@ export class Coordinator {
   }
 
   /**
-   * Runs `work` in one transaction whose row-level security shows only `tenant`'s rows (for the
-   * replicas' tables that carry a tenant, like the stop requests).
+   * Runs `statements` in one round trip and one transaction whose row-level security shows only
+   * `tenant`'s rows (for the replicas' tables that carry a tenant, like the stop requests), and
+   * resolves to the last statement's rows. Several statements in one query take no parameters:
+   * every value in them must be quoted with `pg.escapeLiteral`.
    */
-  async asTenant<T>(tenant: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let broken: unknown;
-    try {
-      await client.query("BEGIN");
-      await client.query("SELECT set_config($1, $2, true)", [TENANT_SETTING, tenant]);
-      const result = await work(client);
-      await client.query("COMMIT");
-      return result;
-    } catch (err) {
-      broken = err;
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw err;
-    } finally {
-      // A connection that failed mid-transaction (a timeout on a silent network) is not reused.
-      client.release(broken instanceof Error ? broken : undefined);
-    }
+  async asTenant<R extends pg.QueryResultRow>(tenant: string, statements: string): Promise<R[]> {
+    // A multi-statement query is one implicit transaction, so the local setting covers it all.
+    const setting = `SELECT set_config(${pg.escapeLiteral(TENANT_SETTING)}, ${pg.escapeLiteral(tenant)}, true);`;
+    const results = (await this.pool.query(`${setting}\n${statements}`)) as unknown as pg.QueryResult<R>[];
+    return results.at(-1)?.rows ?? [];
   }
 
   /** The tenants of the conversations whose leases this replica holds now. */

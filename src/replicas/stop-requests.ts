@@ -14,6 +14,7 @@
  * the database's clock, the reply's on the owner's), never a later one; and after
  * {@link STOP_REQUEST_TTL_MS} it is dropped unread.
  */
+import pg from "pg";
 import type { Logger } from "../log/logger.js";
 import type { Coordinator } from "./coordinator.js";
 
@@ -53,18 +54,16 @@ export class StopRequests {
    */
   async send(tenant: string, key: string): Promise<boolean> {
     const c = this.coordinator;
-    const rows = await c.asTenant(tenant, async (client) => {
-      await client.query("DELETE FROM antler_stop_requests WHERE tenant = $1 AND expires_at < now()", [tenant]);
-      const { rows } = await client.query<{ id: string; replica: string }>(
-        `INSERT INTO antler_stop_requests (tenant, key, replica, requested_by, expires_at)
-         SELECT tenant, key, replica, $3, now() + $4 * interval '1 millisecond' FROM antler_conversation_leases
-         WHERE tenant = $1 AND key = $2 AND replica <> $3 AND expires_at > now()
+    const [t, k, me] = [tenant, key, c.id].map(quote);
+    const [row] = await c.asTenant<{ id: string; replica: string }>(
+      tenant,
+      `DELETE FROM antler_stop_requests WHERE tenant = ${t} AND expires_at < now();
+       INSERT INTO antler_stop_requests (tenant, key, replica, requested_by, expires_at)
+         SELECT tenant, key, replica, ${me}, now() + ${STOP_REQUEST_TTL_MS} * interval '1 millisecond'
+         FROM antler_conversation_leases
+         WHERE tenant = ${t} AND key = ${k} AND replica <> ${me} AND expires_at > now()
          RETURNING id, replica`,
-        [tenant, key, c.id, STOP_REQUEST_TTL_MS],
-      );
-      return rows;
-    });
-    const [row] = rows;
+    );
     if (!row) return false;
     // Stored first: a broadcast that does not arrive leaves the request for the owner to read.
     await c.broadcast("stop", { tenant, key, id: row.id, replica: row.replica }).catch((err: unknown) => {
@@ -101,7 +100,7 @@ export class StopRequests {
     this.options.apply(key, 0);
     if (typeof tenant !== "string" || typeof id !== "string") return;
     this.coordinator
-      .asTenant(tenant, (client) => client.query("DELETE FROM antler_stop_requests WHERE tenant = $1 AND id = $2", [tenant, id]))
+      .asTenant(tenant, `DELETE FROM antler_stop_requests WHERE tenant = ${quote(tenant)} AND id = ${quote(id)}`)
       .catch((err: unknown) => this.options.logger.debug({ err, key }, "could not clear a stop request; it expires"));
   }
 
@@ -116,19 +115,22 @@ export class StopRequests {
     for (const tenant of c.heldTenants()) {
       if (this.closed) return;
       try {
-        const rows = await c.asTenant(tenant, async (client) => {
-          const { rows } = await client.query<{ key: string; mine: boolean; live: boolean; age_ms: number }>(
-            `DELETE FROM antler_stop_requests WHERE tenant = $1 AND (replica = $2 OR expires_at < now())
-             RETURNING key, replica = $2 AS mine, expires_at > now() AS live,
-               (EXTRACT(EPOCH FROM (now() - requested_at)) * 1000)::float8 AS age_ms`,
-            [tenant, c.id],
-          );
-          return rows;
-        });
+        const [t, me] = [tenant, c.id].map(quote);
+        const rows = await c.asTenant<{ key: string; mine: boolean; live: boolean; age_ms: number }>(
+          tenant,
+          `DELETE FROM antler_stop_requests WHERE tenant = ${t} AND (replica = ${me} OR expires_at < now())
+           RETURNING key, replica = ${me} AS mine, expires_at > now() AS live,
+             (EXTRACT(EPOCH FROM (now() - requested_at)) * 1000)::float8 AS age_ms`,
+        );
         for (const row of rows) if (row.mine && row.live) this.options.apply(row.key, Math.max(0, row.age_ms));
       } catch (err) {
         this.options.logger.warn({ err, tenant }, "could not read stop requests; trying again");
       }
     }
   }
+}
+
+/** A value as an SQL literal: `asTenant` runs several statements at once, which take no parameters. */
+function quote(value: string): string {
+  return pg.escapeLiteral(value);
 }

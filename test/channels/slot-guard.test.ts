@@ -120,19 +120,17 @@ describe("RunSlot", () => {
     const stream = gatedStream();
     const run = new RunSlot(slots, await slots.acquire(), 50);
     const read = reader(run.guard(stream.iterable));
-    const other = await slots.acquire(); // the stalled run's slot, given up after 50 ms
-    let thirdGot = false;
-    const third = slots.acquire().then((release) => {
-      thirdGot = true;
-      return release;
-    });
-    other();
-    await third;
+    // The stalled run's slot, given up after 50 ms, goes to a second run; a third waits for it.
+    const second = await slots.acquire();
+    const third = slots.acquire();
+    // The second run ends: its slot goes straight to the waiting third, so none is free.
+    second();
+    const thirdRelease = await third;
     stream.emit("late");
     await eventually(() => read.seen.length === 1, 5_000, "the late event");
-    expect(thirdGot).toBe(true);
     expect(run.holding).toBe(false);
-    (await third)();
+    expect(slots.inUse).toBe(1);
+    thirdRelease();
     stream.end();
     await read.done;
     expect(slots.inUse).toBe(0);

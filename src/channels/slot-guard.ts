@@ -4,8 +4,16 @@
  * stream holds no work worth a slot, and however many stall, the others still run. When the
  * stream moves again the run takes a slot back if one is free, and otherwise carries on without
  * one; it never waits for a slot, since that would stall a reply already under way.
+ *
+ * A stream is silent either because its model sends nothing, or because this process is too busy
+ * to read it: then more runs would only share the CPU further, which the slots exist to prevent.
+ * So a silent run gives its slot up only if the event loop was mostly idle while it waited.
  */
+import { performance } from "node:perf_hooks";
 import type { Semaphore } from "./queue.js";
+
+/** Busier than this (the share of the wait the event loop was working), a silent stream may be starved, not stalled. */
+const BUSY_LOOP = 0.8;
 
 export class RunSlot {
   private release: (() => void) | undefined;
@@ -37,23 +45,30 @@ export class RunSlot {
 
   /**
    * Passes `events` through. While the run waits for its next event, a timer gives the slot up
-   * after `stallMs`; an event that comes takes one back if one is free now. Only time spent
-   * waiting on the stream counts: the reader's own pauses between events do not. The slot is
-   * given up for good when the events end or the reader stops.
+   * after `stallMs` (unless the event loop was busy meanwhile); an event that comes takes one
+   * back if one is free now. Only time spent waiting on the stream counts: the reader's own
+   * pauses between events do not. The slot is given up for good when the events end or the
+   * reader stops.
    */
   async *guard<T>(events: AsyncIterable<T>): AsyncGenerator<T> {
     const iterator = events[Symbol.asyncIterator]();
     // One timer for the whole run, armed (refreshed) only while it waits for the stream, as the
     // model's stall guard does: no timer per event.
     let waiting = false;
+    let since = performance.eventLoopUtilization();
     const timer = setTimeout(() => {
-      if (waiting) this.free();
+      if (!waiting) return;
+      if (performance.eventLoopUtilization(since).utilization < BUSY_LOOP) return this.free();
+      // The process was busy: look again once another threshold has passed.
+      since = performance.eventLoopUtilization();
+      timer.refresh();
     }, this.stallMs);
     timer.unref();
     let finished = false;
     try {
       for (;;) {
         waiting = true;
+        since = performance.eventLoopUtilization();
         timer.refresh();
         let next: IteratorResult<T>;
         try {

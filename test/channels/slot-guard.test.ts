@@ -98,6 +98,27 @@ describe("RunSlot", () => {
     expect(slots.inUse).toBe(0);
   });
 
+  it("keeps the slot while the process is too busy to read the stream, and gives it up once it is idle again", async () => {
+    const slots = new Semaphore(1);
+    const stream = gatedStream();
+    const run = new RunSlot(slots, await slots.acquire(), 100);
+    const read = reader(run.guard(stream.iterable));
+    // The event loop works without pause for eight thresholds (in short tasks, so timers still fire).
+    const until = Date.now() + 800;
+    while (Date.now() < until) {
+      const slice = Date.now() + 20;
+      while (Date.now() < slice) {
+        // busy
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(run.holding, "a busy process may be why the stream is silent").toBe(true);
+    await eventually(() => !run.holding, 5_000, "the slot given up once the process is idle");
+    stream.end();
+    await read.done;
+    expect(slots.inUse).toBe(0);
+  });
+
   it("gives the slot up exactly once when the reader stops early, and closes the stream", async () => {
     const slots = new Semaphore(2);
     const stream = gatedStream();

@@ -5,9 +5,13 @@
  * stream moves again the run takes a slot back if one is free, and otherwise carries on without
  * one; it never waits for a slot, since that would stall a reply already under way.
  *
- * A stream is silent either because its model sends nothing, or because this process is too busy
- * to read it: then more runs would only share the CPU further, which the slots exist to prevent.
- * So a silent run gives its slot up only if the event loop was mostly idle while it waited.
+ * Only a reply stream that stopped in the middle counts: the clock runs while the run waits
+ * right after a text event, the one kind that comes from inside a model's stream. Before its
+ * first text, and after a tool starts, a run is busy with its own work (loading the thread,
+ * writing checkpoints, running the tool), which the slots exist to pace: a database or a CPU
+ * that is slow to serve it must not let more runs in. For the same reason a silent run gives its
+ * slot up only if the event loop was mostly idle while it waited: otherwise the stream may be
+ * starved by this process, not stalled by its model.
  */
 import { performance } from "node:perf_hooks";
 import type { Semaphore } from "./queue.js";
@@ -44,20 +48,22 @@ export class RunSlot {
   }
 
   /**
-   * Passes `events` through. While the run waits for its next event, a timer gives the slot up
-   * after `stallMs` (unless the event loop was busy meanwhile); an event that comes takes one
+   * Passes `events` through. While the run waits for the event after a text event, a timer gives
+   * the slot up after `stallMs` (unless the event loop was busy meanwhile); an event that comes takes one
    * back if one is free now. Only time spent waiting on the stream counts: the reader's own
    * pauses between events do not. The slot is given up for good when the events end or the
    * reader stops.
    */
-  async *guard<T>(events: AsyncIterable<T>): AsyncGenerator<T> {
+  async *guard<T extends { type: string }>(events: AsyncIterable<T>): AsyncGenerator<T> {
     const iterator = events[Symbol.asyncIterator]();
     // One timer for the whole run, armed (refreshed) only while it waits for the stream, as the
     // model's stall guard does: no timer per event.
+    // Waiting on the stream right after a text event (inside a model's reply).
     let waiting = false;
+    let midReply = false;
     let since = performance.eventLoopUtilization();
     const timer = setTimeout(() => {
-      if (!waiting) return;
+      if (!waiting || !midReply) return;
       if (performance.eventLoopUtilization(since).utilization < BUSY_LOOP) return this.free();
       // The process was busy: look again once another threshold has passed.
       since = performance.eventLoopUtilization();
@@ -81,6 +87,7 @@ export class RunSlot {
           return;
         }
         this.release ??= this.slots.tryAcquire();
+        midReply = next.value.type === "text";
         yield next.value;
       }
     } catch (err) {

@@ -8,17 +8,19 @@ import { Semaphore } from "../../src/channels/queue.js";
 import { RunSlot } from "../../src/channels/slot-guard.js";
 import { eventually, sleep } from "../../src/testing/gateway.js";
 
-/** A stream whose next event comes only when the test calls `emit`; `end` finishes it. */
+type Event = { type: string; delta: string };
+
+/** A stream whose next event comes only when the test calls `emit` (text, or `kind`); `end` finishes it. */
 function gatedStream() {
-  const queue: Array<(value: IteratorResult<string>) => void> = [];
-  const ready: IteratorResult<string>[] = [];
+  const queue: Array<(value: IteratorResult<Event>) => void> = [];
+  const ready: IteratorResult<Event>[] = [];
   let returned = false;
-  const iterable: AsyncIterable<string> = {
+  const iterable: AsyncIterable<Event> = {
     [Symbol.asyncIterator]: () => ({
       next: () => {
         const value = ready.shift();
         if (value) return Promise.resolve(value);
-        return new Promise<IteratorResult<string>>((resolve) => queue.push(resolve));
+        return new Promise<IteratorResult<Event>>((resolve) => queue.push(resolve));
       },
       return: async () => {
         returned = true;
@@ -26,14 +28,14 @@ function gatedStream() {
       },
     }),
   };
-  const push = (value: IteratorResult<string>) => {
+  const push = (value: IteratorResult<Event>) => {
     const waiter = queue.shift();
     if (waiter) waiter(value);
     else ready.push(value);
   };
   return {
     iterable,
-    emit: (text: string) => push({ done: false, value: text }),
+    emit: (text: string, kind = "text") => push({ done: false, value: { type: kind, delta: text } }),
     end: () => push({ done: true, value: undefined }),
     get returned() {
       return returned;
@@ -42,10 +44,10 @@ function gatedStream() {
 }
 
 /** Reads `events` in the background, recording each one. */
-function reader(events: AsyncIterable<string>) {
+function reader(events: AsyncIterable<Event>) {
   const seen: string[] = [];
   const done = (async () => {
-    for await (const e of events) seen.push(e);
+    for await (const e of events) seen.push(e.delta);
   })();
   return { seen, done };
 }
@@ -87,11 +89,11 @@ describe("RunSlot", () => {
     const events = run.guard(stream.iterable);
     stream.emit("a");
     stream.emit("b");
-    expect((await events.next()).value).toBe("a");
+    expect((await events.next()).value?.delta).toBe("a");
     // The reader takes four times the threshold before it asks again; the next event was there all along.
     await sleep(800);
     expect(run.holding).toBe(true);
-    expect((await events.next()).value).toBe("b");
+    expect((await events.next()).value?.delta).toBe("b");
     expect(run.holding).toBe(true);
     expect(slots.tryAcquire()).toBeUndefined();
     await events.return(undefined);
@@ -103,6 +105,8 @@ describe("RunSlot", () => {
     const stream = gatedStream();
     const run = new RunSlot(slots, await slots.acquire(), 100);
     const read = reader(run.guard(stream.iterable));
+    stream.emit("a");
+    await eventually(() => read.seen.length === 1, 5_000, "the first text");
     // The event loop works without pause for eight thresholds (in short tasks, so timers still fire).
     const until = Date.now() + 800;
     while (Date.now() < until) {
@@ -114,6 +118,26 @@ describe("RunSlot", () => {
     }
     expect(run.holding, "a busy process may be why the stream is silent").toBe(true);
     await eventually(() => !run.holding, 5_000, "the slot given up once the process is idle");
+    stream.end();
+    await read.done;
+    expect(slots.inUse).toBe(0);
+  });
+
+  it("keeps the slot before the first text and while a tool runs: that is the run's own work", async () => {
+    const slots = new Semaphore(1);
+    const stream = gatedStream();
+    const run = new RunSlot(slots, await slots.acquire(), 100);
+    const read = reader(run.guard(stream.iterable));
+    await sleep(400);
+    expect(run.holding, "no text yet").toBe(true);
+    stream.emit("a");
+    stream.emit("search", "tool_start");
+    await eventually(() => read.seen.length === 2, 5_000, "the tool start");
+    await sleep(400);
+    expect(run.holding, "a tool runs").toBe(true);
+    stream.emit("found", "tool_end");
+    stream.emit("b");
+    await eventually(() => !run.holding, 5_000, "the slot given up once the reply stalls after text");
     stream.end();
     await read.done;
     expect(slots.inUse).toBe(0);
@@ -141,14 +165,15 @@ describe("RunSlot", () => {
     const stream = gatedStream();
     const run = new RunSlot(slots, await slots.acquire(), 50);
     const read = reader(run.guard(stream.iterable));
-    // The stalled run's slot, given up after 50 ms, goes to a second run; a third waits for it.
+    stream.emit("first");
+    // The stalled run's slot, given up 50 ms after its first text, goes to a second run; a third waits for it.
     const second = await slots.acquire();
     const third = slots.acquire();
     // The second run ends: its slot goes straight to the waiting third, so none is free.
     second();
     const thirdRelease = await third;
     stream.emit("late");
-    await eventually(() => read.seen.length === 1, 5_000, "the late event");
+    await eventually(() => read.seen.length === 2, 5_000, "the late event");
     expect(run.holding).toBe(false);
     expect(slots.inUse).toBe(1);
     thirdRelease();

@@ -249,7 +249,7 @@ export const AgentConfig = z
 export const GatewayConfig = z
   .strictObject({
     max_concurrent_runs: num().pipe(z.number().int().positive()).default(64),
-    /** A run whose reply stream sends nothing this long gives up its run slot until it streams again. */
+    /** A reply whose stream stops this long mid-text gives up its run slot until it streams again (see src/channels/README.md). */
     stall_release_ms: num().pipe(z.number().int().positive()).default(1_000),
     queue_size: num().pipe(z.number().int().positive()).default(5),
     run_timeout_ms: num().pipe(z.number().int().positive()).default(600_000),

@@ -25,7 +25,7 @@ export class RunSlot {
   /**
    * @param slots the global run limit.
    * @param held the release of the slot the run already holds.
-   * @param stallMs how long the stream may send nothing before the slot is given up.
+   * @param stallMs how long a reply may stop mid-text before the slot is given up.
    */
   constructor(
     private readonly slots: Semaphore,
@@ -48,17 +48,16 @@ export class RunSlot {
   }
 
   /**
-   * Passes `events` through. While the run waits for the event after a text event, a timer gives
-   * the slot up after `stallMs` (unless the event loop was busy meanwhile); an event that comes takes one
-   * back if one is free now. Only time spent waiting on the stream counts: the reader's own
-   * pauses between events do not. The slot is given up for good when the events end or the
-   * reader stops.
+   * Passes `events` through. While the run waits for the event after a text event, a timer
+   * gives the slot up after `stallMs` (unless the event loop was busy meanwhile); an event that
+   * comes takes one back if one is free now. Only time spent waiting on the stream counts: the
+   * reader's own pauses between events do not. The slot is given up for good when the events
+   * end or the reader stops.
    */
   async *guard<T extends { type: string }>(events: AsyncIterable<T>): AsyncGenerator<T> {
     const iterator = events[Symbol.asyncIterator]();
     // One timer for the whole run, armed (refreshed) only while it waits for the stream, as the
-    // model's stall guard does: no timer per event.
-    // Waiting on the stream right after a text event (inside a model's reply).
+    // model's stall guard does: no timer per event. It acts only mid-reply (the last event was text).
     let waiting = false;
     let midReply = false;
     let since = performance.eventLoopUtilization();

@@ -29,6 +29,7 @@ import type { ChannelSlot } from "./registry.js";
 import { closeQuestion, type RenderHooks, type RenderOutcome, renderRun, sendNotice } from "./render/index.js";
 import { TypingLoop } from "./render/typing.js";
 import { untilAbandoned } from "./run-guard.js";
+import { RunSlot } from "./slot-guard.js";
 import type { Channel, ConversationHistory, ConversationRef, InboundMessage, InboundSink, MessageHandle } from "./types.js";
 
 /** Optional observer for metrics; every method is a notification only. */
@@ -103,15 +104,6 @@ class LeftForNextProcess extends Error {
   }
 }
 
-/** Passes `events` through and calls `onEnd` as soon as they end (or the reader stops). */
-async function* releasedAtEnd<T>(events: AsyncIterable<T>, onEnd: () => void): AsyncGenerator<T> {
-  try {
-    yield* events;
-  } finally {
-    onEnd();
-  }
-}
-
 /** The tag a run carries so a restarted gateway can find the run of a message again. */
 function runTag(slot: ChannelSlot, msg: InboundMessage): string {
   return `${slot.name}:${msg.eventId}`;
@@ -122,6 +114,8 @@ export class Dispatcher {
   private readonly runs: Semaphore;
   /** The stop switch of each conversation's message in progress, from before its run, so /stop reaches it early. */
   private readonly active = new Map<string, AbortController>();
+  /** When each of those was registered (this process's clock). */
+  private readonly claimedAt = new WeakMap<AbortController, number>();
   private accepting = true;
   private readonly background = new Set<Promise<void>>();
   private readonly conversations: Conversations;
@@ -190,11 +184,15 @@ export class Dispatcher {
     this.desk.close();
   }
 
-  /** Another replica asked to stop a conversation's reply (its `/stop`): stops it if it runs here. */
-  stopConversation(key: string): boolean {
+  /**
+   * Another replica asked to stop a conversation's reply (its `/stop`, made `madeMsAgo` ago):
+   * stops it if it runs here and began before the request, never a later reply.
+   */
+  stopConversation(key: string, madeMsAgo = 0): boolean {
     const run = this.active.get(key);
-    run?.abort();
-    return run !== undefined;
+    if (!run || Date.now() - (this.claimedAt.get(run) ?? 0) < madeMsAgo) return false;
+    run.abort();
+    return true;
   }
 
   /** After a channel (re)started: tool approvals waiting in its chats get their deadlines again. */
@@ -411,6 +409,7 @@ export class Dispatcher {
   private claim(key: string): AbortController {
     const controller = new AbortController();
     this.active.set(key, controller);
+    this.claimedAt.set(controller, Date.now());
     return controller;
   }
 
@@ -524,6 +523,7 @@ export class Dispatcher {
       this.release(key, controller);
       return this.stopped(slot, msg, controller.signal);
     }
+    const runSlot = new RunSlot(this.runs, release, this.options.settings.stall_release_ms);
     const timer = setTimeout(
       () => controller.abort(new DOMException("the run took too long", "TimeoutError")),
       this.options.settings.run_timeout_ms,
@@ -534,8 +534,8 @@ export class Dispatcher {
     const questionId = randomBytes(6).toString("base64url");
     let outcome: RenderOutcome | undefined;
     try {
-      // The run slot covers the agent's run only: pacing the last edits must not hold it.
-      const events = releasedAtEnd(
+      // The run slot covers the agent's run only (and not while its stream stalls): pacing the last edits must not hold it.
+      const events = runSlot.guard(
         untilAbandoned(
           start({
             signal: controller.signal,
@@ -552,7 +552,6 @@ export class Dispatcher {
           controller.signal,
           (err) => this.options.logger.warn({ err, channel: slot.name, key }, "a run ignored its abort; abandoned it"),
         ),
-        release,
       );
       const hooks = this.hooks(slot, started);
       outcome = await renderRun(events, {
@@ -569,7 +568,7 @@ export class Dispatcher {
       void typing.stop();
       clearTimeout(timer);
       this.release(key, controller);
-      release();
+      runSlot.free();
       this.options.observer?.runFinished?.(slot.name, outcome?.kind ?? "error", (Date.now() - started) / 1000);
     }
     // Left running for the next process: the inbox entry must stay unfinished.

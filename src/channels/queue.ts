@@ -20,6 +20,21 @@ export class Semaphore {
     } else {
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
+    return this.releaser();
+  }
+
+  /**
+   * A slot at once if one is free, else undefined; never waits. A slot is free only while nobody
+   * waits for one, so this never overtakes a waiter.
+   */
+  tryAcquire(): (() => void) | undefined {
+    if (this.active >= this.limit) return undefined;
+    this.active++;
+    return this.releaser();
+  }
+
+  /** Gives the slot to the first waiter, or back to the pool; a second call does nothing. */
+  private releaser(): () => void {
     let released = false;
     return () => {
       if (released) return;

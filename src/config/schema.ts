@@ -256,6 +256,8 @@ export const AgentConfig = z
 export const GatewayConfig = z
   .strictObject({
     max_concurrent_runs: num().pipe(z.number().int().positive()).default(64),
+    /** A reply whose stream stops this long mid-text gives up its run slot until it streams again (see src/channels/README.md). */
+    stall_release_ms: num().pipe(z.number().int().positive()).default(1_000),
     queue_size: num().pipe(z.number().int().positive()).default(5),
     run_timeout_ms: num().pipe(z.number().int().positive()).default(600_000),
     platform_call_timeout_ms: num().pipe(z.number().int().positive()).default(30_000),

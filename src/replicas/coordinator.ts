@@ -9,7 +9,8 @@
  *   runs out and another replica takes it, within `leaseMs` plus one heartbeat.
  * - **Conversation leases.** One replica at a time runs a conversation's messages, so they run in
  *   order whichever replica received them.
- * - **Broadcasts.** LISTEN/NOTIFY carries small messages to every other replica (`/stop`).
+ * - **Broadcasts.** LISTEN/NOTIFY carries small messages to every other replica (`/stop`, which
+ *   is also stored so it survives a listening connection that was down: stop-requests.ts).
  *
  * Every time comparison uses the database's clock (`now()`), so replicas whose clocks disagree
  * still agree on who holds a lease. A leader that cannot renew stops its connection once its lease
@@ -18,7 +19,9 @@
 import { hostname } from "node:os";
 import pg from "pg";
 import type { Logger } from "../log/logger.js";
-import { migrate, type PostgresConnection } from "../storage/postgres.js";
+import { COORDINATOR_POOL_MAX } from "../storage/connections.js";
+import { migrate, type PostgresConnection, TENANT_SETTING } from "../storage/postgres.js";
+import { STOP_REQUESTS_SCHEMA, STOP_REQUESTS_STEPS } from "./stop-requests-schema.js";
 import { type ReplicaTiming, replicaTiming } from "./timing.js";
 
 const CHANNEL = "antler_replicas";
@@ -78,7 +81,8 @@ type Handler = (data: unknown, from: string) => void;
 export class Coordinator {
   readonly id: string;
   readonly timing: ReplicaTiming;
-  private readonly heartbeatMs: number;
+  /** How often the replica row and its leases are renewed. */
+  readonly heartbeatMs: number;
   private readonly leaseMs: number;
   private readonly deadAfterMs: number;
   private timer: NodeJS.Timeout | undefined;
@@ -92,6 +96,8 @@ export class Coordinator {
   /** The leader of each channel, as last read. */
   private readonly leaders = new Map<string, string | null>();
   private readonly handlers = new Map<string, Handler[]>();
+  /** Told each time the broadcast connection is back after a drop (broadcasts sent meanwhile were missed). */
+  private readonly relistened: Array<() => void> = [];
   /**
    * Conversation leases held now: when the last renewal holds until (local clock), and the signal
    * that tells the work its lease is gone.
@@ -121,7 +127,7 @@ export class Coordinator {
     // that hangs (a silent network) is given up well within a lease, so the next beat can try.
     const pool = new pg.Pool({
       connectionString: options.connection.url,
-      max: Math.min(options.connection.poolSize ?? 4, 4),
+      max: Math.min(options.connection.poolSize ?? COORDINATOR_POOL_MAX, COORDINATOR_POOL_MAX),
       idleTimeoutMillis: 10_000,
       connectionTimeoutMillis: heartbeatMs * 2,
       query_timeout: heartbeatMs * 2,
@@ -129,6 +135,7 @@ export class Coordinator {
     pool.on("error", () => undefined);
     try {
       await migrate(pool, "replicas", SCHEMA);
+      await migrate(pool, STOP_REQUESTS_SCHEMA, STOP_REQUESTS_STEPS);
       const coordinator = new Coordinator(pool, options);
       await coordinator.register();
       await coordinator.listen();
@@ -448,15 +455,64 @@ export class Coordinator {
       if (parsed.scope !== this.scope || parsed.from === this.id || !parsed.topic) return;
       for (const handler of [...(this.handlers.get(parsed.topic) ?? [])]) handler(parsed.data, parsed.from ?? "");
     });
+    // Only the connection in use reconnects; one that fails while connecting is retried below.
     listener.on("error", (err) => {
+      if (this.listener !== listener) return;
       this.options.logger.warn({ err }, "the replicas' broadcast connection dropped; reconnecting");
       this.listener = undefined;
       listener.end().catch(() => undefined);
-      setTimeout(() => void this.listen().catch(() => undefined), 1_000).unref();
+      this.relisten();
     });
-    await listener.connect();
-    await listener.query(`LISTEN ${CHANNEL}`);
+    try {
+      await listener.connect();
+      await listener.query(`LISTEN ${CHANNEL}`);
+    } catch (err) {
+      listener.end().catch(() => undefined);
+      throw err;
+    }
+    if (this.closed) {
+      await listener.end().catch(() => undefined);
+      return;
+    }
     this.listener = listener;
+  }
+
+  /** Connects the broadcast connection again, every second until it is back, then tells `onRelisten`. */
+  private relisten(): void {
+    const retry = () => {
+      if (this.closed) return;
+      this.listen().then(
+        () => {
+          if (this.closed) return;
+          for (const handler of [...this.relistened]) handler();
+        },
+        () => setTimeout(retry, 1_000).unref(),
+      );
+    };
+    setTimeout(retry, 1_000).unref();
+  }
+
+  /** Runs `handler` each time the broadcast connection is back after it dropped: broadcasts sent meanwhile were missed. */
+  onRelisten(handler: () => void): void {
+    this.relistened.push(handler);
+  }
+
+  /**
+   * Runs `statements` in one round trip and one transaction whose row-level security shows only
+   * `tenant`'s rows (for the replicas' tables that carry a tenant, like the stop requests), and
+   * resolves to the last statement's rows. Several statements in one query take no parameters:
+   * every value in them must be quoted with `pg.escapeLiteral`.
+   */
+  async asTenant<R extends pg.QueryResultRow>(tenant: string, statements: string): Promise<R[]> {
+    // A multi-statement query is one implicit transaction, so the local setting covers it all.
+    const setting = `SELECT set_config(${pg.escapeLiteral(TENANT_SETTING)}, ${pg.escapeLiteral(tenant)}, true);`;
+    const results = (await this.pool.query(`${setting}\n${statements}`)) as unknown as pg.QueryResult<R>[];
+    return results.at(-1)?.rows ?? [];
+  }
+
+  /** The tenants of the conversations whose leases this replica holds now. */
+  heldTenants(): string[] {
+    return [...new Set([...this.held.keys()].map((slot) => slot.slice(0, slot.indexOf("\u0000"))))];
   }
 
   /** Says goodbye: gives up every lease and marks the replica stopped, so the others take over at once. */

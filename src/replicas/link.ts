@@ -9,7 +9,8 @@
  *   unfinished messages of replicas that died (or stopped) are taken over, each by exactly one
  *   live replica that runs its channel, and answered as after a restart: run if they never
  *   started, rejoined or given the restart notice if they were running;
- * - a `/stop` reaches the replica that runs the conversation's reply.
+ * - a `/stop` reaches the replica that runs the conversation's reply, also when that replica's
+ *   listening connection was down (stop-requests.ts).
  */
 import type { BindingStore, InboxEntry } from "../bindings/types.js";
 import type { Dispatcher, ReplicaCoordinator } from "../channels/dispatcher.js";
@@ -17,6 +18,7 @@ import type { ChannelSlot } from "../channels/registry.js";
 import type { Channel } from "../channels/types.js";
 import type { Logger } from "../log/logger.js";
 import type { Coordinator, ReplicaInfo } from "./coordinator.js";
+import { StopRequests } from "./stop-requests.js";
 
 /** What the link needs from its gateway. */
 export interface ReplicaHost {
@@ -39,11 +41,17 @@ export class ReplicaLink {
   private readonly unsent = new Map<string, InboxEntry[]>();
   /** Channel instances whose lease was lost: intake stopped, their send path open until the replies here end. */
   private readonly retiring = new Map<Channel, Promise<void>>();
+  private readonly stops: StopRequests;
 
   constructor(
     readonly coordinator: Coordinator,
     private readonly host: ReplicaHost,
-  ) {}
+  ) {
+    this.stops = new StopRequests(coordinator, {
+      logger: host.logger,
+      apply: (key, madeMsAgo) => void host.dispatcher()?.stopConversation(key, madeMsAgo),
+    });
+  }
 
   get id(): string {
     return this.coordinator.id;
@@ -55,16 +63,13 @@ export class ReplicaLink {
     return {
       withConversation: (tenant, key, work) => c.withConversation(tenant, key, work),
       heldElsewhere: (tenant, key) => c.heldElsewhere(tenant, key),
-      stopElsewhere: (tenant, key) => c.broadcast("stop", { tenant, key }),
+      stopElsewhere: async (tenant, key) => void (await this.stops.send(tenant, key)),
     };
   }
 
   /** Starts listening to the others and looking for dead replicas' work. */
   start(): void {
-    this.coordinator.on("stop", (data) => {
-      const key = (data as { key?: unknown }).key;
-      if (typeof key === "string") this.host.dispatcher()?.stopConversation(key);
-    });
+    this.stops.start();
     this.timer = setInterval(() => this.sweepSoon(), this.coordinator.timing.sweepMs);
     this.timer.unref();
   }
@@ -207,6 +212,7 @@ export class ReplicaLink {
     if (this.timer) clearInterval(this.timer);
     await this.sweeping.catch(() => undefined);
     await Promise.all([...this.retiring.keys()].map((channel) => channel.stop().catch(() => undefined)));
+    await this.stops.close();
     await this.coordinator.close();
   }
 }

@@ -74,10 +74,13 @@ export interface TestGateway {
 export async function freePort(): Promise<number> {
   for (let tries = 0; tries < 200; tries++) {
     const port = nextCandidate();
-    if (await bindable(port)) return port;
+    if (!FETCH_REFUSES.has(port) && (await bindable(port))) return port;
   }
   throw new Error("freePort: no free port found below the ephemeral range");
 }
+
+/** Ports at or above `FIRST` that `fetch` refuses to connect to ("bad port", the Fetch standard's list). */
+const FETCH_REFUSES = new Set([10080]);
 
 const BLOCK = 400;
 const FIRST = 10_000;

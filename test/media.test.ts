@@ -30,6 +30,20 @@ async function boot(media: Record<string, unknown> = {}, modelConfig: Record<str
 
 const texts = (world: LoopbackWorld) => world.botMessages().map((m) => shownText(m.text));
 
+/** A gateway whose transcription endpoint is its own mock model, with these `media.transcription` keys. */
+async function transcribing(transcription: Record<string, unknown>) {
+  const world = new LoopbackWorld({ minEditIntervalMs: 20 });
+  gw = await startTestGateway({ channels: { loop: world.channelConfig() } });
+  const model = gw.model;
+  await gw.stop(false);
+  gw = await startTestGateway({
+    channels: { loop: world.channelConfig() },
+    model,
+    sections: { media: { transcription: { base_url: model.url, ...transcription } } },
+  });
+  return { world, gw };
+}
+
 describe("attachments into the agent", () => {
   it("refuses a type outside allowed_types with a notice, and still answers the caption", async () => {
     const { world, gw } = await boot({ allowed_types: ["image/*"] });
@@ -101,15 +115,8 @@ describe("attachments into the agent", () => {
   });
 
   it("echoes the transcript when asked to", async () => {
-    const world = new LoopbackWorld({ minEditIntervalMs: 20 });
-    gw = await startTestGateway({ channels: { loop: world.channelConfig() } });
-    const model = gw.model;
-    await gw.stop(false);
-    gw = await startTestGateway({
-      channels: { loop: world.channelConfig() },
-      model,
-      sections: { media: { transcription: { base_url: model.url, echo: true } } },
-    });
+    const { world } = await transcribing({ echo: true });
+    const model = gw!.model;
     model.setTranscript("call me back tomorrow");
     model.enqueue({ text: "Will do." });
     await world.userSendsFile({ kind: "audio", name: "voice.ogg", mime: "audio/ogg", data: Buffer.from("OggS") });
@@ -165,18 +172,7 @@ describe("time limits on a channel that takes no signal", () => {
 });
 
 describe("time limits on transcription", () => {
-  async function withTranscription(timeoutMs: number) {
-    const world = new LoopbackWorld({ minEditIntervalMs: 20 });
-    gw = await startTestGateway({ channels: { loop: world.channelConfig() } });
-    const model = gw.model;
-    await gw.stop(false);
-    gw = await startTestGateway({
-      channels: { loop: world.channelConfig() },
-      model,
-      sections: { media: { transcription: { base_url: model.url, timeout_ms: timeoutMs } } },
-    });
-    return { world, gw };
-  }
+  const withTranscription = (timeoutMs: number) => transcribing({ timeout_ms: timeoutMs });
   const voice = { kind: "audio" as const, name: "voice.ogg", mime: "audio/ogg", data: Buffer.from("OggS-note") };
 
   it("gives up on a transcription whose body stalls at timeout_ms; the note is listed and the text answered", async () => {

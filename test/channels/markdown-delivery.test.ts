@@ -6,96 +6,13 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { renderRun } from "../../src/channels/render/index.js";
 import { measureFor } from "../../src/channels/render/markdown/index.js";
-import type { Channel, ConversationRef } from "../../src/channels/types.js";
 import type { RunEvent } from "../../src/harness/types.js";
 import { silentLogger } from "../../src/log/logger.js";
-import { startRig as startDingTalk } from "../fakes/dingtalk/rig.js";
-import { ALICE } from "../fakes/discord/index.js";
-import { startRig as startDiscord } from "../fakes/discord/rig.js";
-import { startRig as startFeishu } from "../fakes/feishu/rig.js";
-import { FakeSlack } from "../fakes/slack/index.js";
-import { parseMrkdwn } from "../fakes/slack/mrkdwn.js";
-import { adapterRig as slackRig } from "../fakes/slack/rig.js";
-import { alice, startRig as startTelegram, waitFor } from "../fakes/telegram/rig.js";
 import { longSamples, missingFromReply } from "../fixtures/markdown/corpus.js";
-
-/** One adapter against its fake, with a user's conversation open. */
-interface Wire {
-  channel: Channel;
-  ref: ConversationRef;
-  /** What a reader sees in each bot message of the conversation, oldest first. */
-  shown(): string[];
-  close(): Promise<void>;
-}
+import { wires as allWires, type Wire } from "./wires.js";
 
 /** Edits as often as each adapter allows, so the test does not wait on pacing. */
-const FAST = { edit_interval_ms: 150 };
-
-const wires: Record<string, () => Promise<Wire>> = {
-  async telegram() {
-    const rig = await startTelegram(FAST);
-    rig.fake.dm(alice, "hi");
-    const [msg] = await waitFor(() => rig.inbox.length > 0 && rig.inbox, 5000, "the DM");
-    return {
-      channel: rig.channel,
-      ref: msg!.ref,
-      shown: () => rig.fake.botMessages(alice.id).map((m) => m.text),
-      close: rig.close,
-    };
-  },
-  async slack() {
-    const fake = await FakeSlack.start({ mode: "socket" });
-    const rig = await slackRig(fake, FAST);
-    await rig.start();
-    await fake.dm("hi");
-    const ref = rig.inbox[0]!.ref;
-    const close = async () => {
-      await rig.stop();
-      await fake.close();
-    };
-    // Read with the mrkdwn reader, which also shows emphasis as formatted (the fake's own view keeps the marks).
-    const shown = () => fake.api.messages.filter((m) => m.byBot && m.channel === ref.chatId).map((m) => parseMrkdwn(m.text).text);
-    return { channel: rig.channel, ref, shown, close };
-  },
-  async feishu() {
-    const rig = await startFeishu({ config: FAST });
-    await rig.fake.userSays({ text: "hi" });
-    const [msg] = await waitFor(() => rig.inbox.length > 0 && rig.inbox, 5000, "the message");
-    return {
-      channel: rig.channel,
-      ref: msg!.ref,
-      shown: () => rig.fake.botMessages(msg!.ref.chatId).map((m) => m.text),
-      close: rig.close,
-    };
-  },
-  async dingtalk() {
-    const rig = await startDingTalk();
-    await rig.fake.userSays("hi");
-    const [msg] = await waitFor(() => rig.inbox.length > 0 && rig.inbox, 5000, "the message");
-    return {
-      channel: rig.channel,
-      ref: msg!.ref,
-      shown: () => rig.fake.messagesIn(rig.fake.dmId()).map((m) => m.text),
-      close: rig.close,
-    };
-  },
-  async discord() {
-    const rig = await startDiscord(FAST);
-    rig.fake.dm(ALICE, "hi");
-    const [msg] = await waitFor(() => rig.inbox.length > 0 && rig.inbox, 5000, "the DM");
-    const dm = rig.fake.dmChannelOf(ALICE);
-    return {
-      channel: rig.channel,
-      ref: msg!.ref,
-      shown: () =>
-        rig.fake
-          .messagesIn(dm)
-          .filter((m) => m.author.id === rig.fake.bot.id)
-          .map((m) => m.text),
-      close: rig.close,
-    };
-  },
-};
+const wires = allWires({ edit_interval_ms: 150 });
 
 async function* streamed(text: string): AsyncGenerator<RunEvent> {
   for (let i = 0; i < text.length; i += 400) {

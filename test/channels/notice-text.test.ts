@@ -11,101 +11,19 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { sendNotice } from "../../src/channels/render/index.js";
 import { literalMarkdown, plainEmitter, renderMarkdown } from "../../src/channels/render/markdown/index.js";
-import type { Channel, ConversationRef, InboundMessage } from "../../src/channels/types.js";
+import type { Channel, InboundMessage } from "../../src/channels/types.js";
 import { MediaConfig } from "../../src/config/schema.js";
 import { FileOutbox, ThreadFiles } from "../../src/harness/files.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { MediaDesk } from "../../src/media/desk.js";
 import { startTestGateway, type TestGateway } from "../contract/gateway.js";
-import { startRig as startDingTalk } from "../fakes/dingtalk/rig.js";
-import { ALICE } from "../fakes/discord/index.js";
-import { startRig as startDiscord } from "../fakes/discord/rig.js";
-import { startRig as startFeishu } from "../fakes/feishu/rig.js";
 import { type MockModel, startMockModel } from "../fakes/openai.js";
-import { FakeSlack } from "../fakes/slack/index.js";
-import { parseMrkdwn } from "../fakes/slack/mrkdwn.js";
-import { adapterRig as slackRig } from "../fakes/slack/rig.js";
 import { alice, startRig as startTelegram, waitFor } from "../fakes/telegram/rig.js";
 import { newConversationId, WebBrowser } from "../fakes/web/client.js";
 import type { ChatTab } from "../fakes/web/tab.js";
+import { wires as allWires, type Wire } from "./wires.js";
 
-/** One adapter against its fake, with a user's conversation open. */
-interface Wire {
-  channel: Channel;
-  ref: ConversationRef;
-  /** What a person reads in each bot message of the conversation, oldest first. */
-  shown(): string[];
-  close(): Promise<void>;
-}
-
-const wires: Record<string, () => Promise<Wire>> = {
-  async telegram() {
-    const rig = await startTelegram();
-    rig.fake.dm(alice, "hi");
-    const [msg] = await waitFor(() => rig.inbox.length > 0 && rig.inbox, 10_000, "the DM");
-    // The fake parses the HTML as Telegram does and keeps the text a person reads.
-    return {
-      channel: rig.channel,
-      ref: msg!.ref,
-      shown: () => rig.fake.botMessages(alice.id).map((m) => m.text),
-      close: rig.close,
-    };
-  },
-  async slack() {
-    const fake = await FakeSlack.start({ mode: "socket" });
-    const rig = await slackRig(fake);
-    await rig.start();
-    await fake.dm("hi");
-    const ref = rig.inbox[0]!.ref;
-    const close = async () => {
-      await rig.stop();
-      await fake.close();
-    };
-    // The mrkdwn reader shows emphasis as formatted (the fake's own record keeps the marks).
-    const shown = () => fake.api.messages.filter((m) => m.byBot && m.channel === ref.chatId).map((m) => parseMrkdwn(m.text).text);
-    return { channel: rig.channel, ref, shown, close };
-  },
-  async feishu() {
-    const rig = await startFeishu();
-    await rig.fake.userSays({ text: "hi" });
-    const [msg] = await waitFor(() => rig.inbox.length > 0 && rig.inbox, 10_000, "the message");
-    return {
-      channel: rig.channel,
-      ref: msg!.ref,
-      // Card markdown as a person reads it.
-      shown: () => rig.fake.botMessages(msg!.ref.chatId).map((m) => m.text),
-      close: rig.close,
-    };
-  },
-  async dingtalk() {
-    const rig = await startDingTalk();
-    await rig.fake.userSays("hi");
-    const [msg] = await waitFor(() => rig.inbox.length > 0 && rig.inbox, 10_000, "the message");
-    return {
-      channel: rig.channel,
-      ref: msg!.ref,
-      // The fake reads DingTalk's markdown as DingTalk renders it.
-      shown: () => rig.fake.messagesIn(rig.fake.dmId()).map((m) => m.text),
-      close: rig.close,
-    };
-  },
-  async discord() {
-    const rig = await startDiscord();
-    rig.fake.dm(ALICE, "hi");
-    const [msg] = await waitFor(() => rig.inbox.length > 0 && rig.inbox, 10_000, "the DM");
-    const dm = rig.fake.dmChannelOf(ALICE);
-    return {
-      channel: rig.channel,
-      ref: msg!.ref,
-      shown: () =>
-        rig.fake
-          .messagesIn(dm)
-          .filter((m) => m.author.id === rig.fake.bot.id)
-          .map((m) => m.text),
-      close: rig.close,
-    };
-  },
-};
+const wires = allWires();
 
 /** The notice the media desk gives for a file of a type the chat does not take. */
 async function refusedTypeNotice(): Promise<string> {

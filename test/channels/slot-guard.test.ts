@@ -103,12 +103,13 @@ describe("RunSlot", () => {
   it("keeps the slot while the process is too busy to read the stream, and gives it up once it is idle again", async () => {
     const slots = new Semaphore(1);
     const stream = gatedStream();
-    const run = new RunSlot(slots, await slots.acquire(), 100);
+    const run = new RunSlot(slots, await slots.acquire(), 200);
     const read = reader(run.guard(stream.iterable));
     stream.emit("a");
-    await eventually(() => read.seen.length === 1, 5_000, "the first text");
-    // The event loop works without pause for eight thresholds (in short tasks, so timers still fire).
-    const until = Date.now() + 800;
+    // From the first text on, the event loop works without pause for eight thresholds (in short
+    // tasks, so the reader and the timers still run). Waiting idly for the text first would let a
+    // loaded machine's slow poll pass a threshold idle, which rightly frees the slot.
+    const until = Date.now() + 1_600;
     while (Date.now() < until) {
       const slice = Date.now() + 20;
       while (Date.now() < slice) {
@@ -116,6 +117,7 @@ describe("RunSlot", () => {
       }
       await new Promise((resolve) => setImmediate(resolve));
     }
+    expect(read.seen, "the first text").toHaveLength(1);
     expect(run.holding, "a busy process may be why the stream is silent").toBe(true);
     await eventually(() => !run.holding, 5_000, "the slot given up once the process is idle");
     stream.end();

@@ -4,7 +4,6 @@
  * through the channel's send path. This is what lets a replica hand its bot over mid-reply.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { Harness, RunEvent, RunOptions } from "../../src/harness/types.js";
 import type { ContractDriver } from "../../src/testing/driver.js";
 import { eventually, freePort, startTestGateway, type TestGateway } from "../../src/testing/gateway.js";
 import { dingTalkDriver } from "../fakes/dingtalk/driver.js";
@@ -12,29 +11,7 @@ import { discordDriver } from "../fakes/discord/driver.js";
 import { FeishuDriver } from "../fakes/feishu/driver.js";
 import { SlackDriver } from "../fakes/slack/driver.js";
 import { TelegramDriver } from "../fakes/telegram/driver.js";
-
-/** An agent whose reply shows a first part, then waits for `open()` before the rest. */
-function gatedAgent(): { harness: Harness; open(): void } {
-  let open: () => void = () => undefined;
-  const gate = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  async function* answer(options?: RunOptions): AsyncGenerator<RunEvent> {
-    yield { type: "text", delta: "Part one." };
-    await Promise.race([gate, new Promise((resolve) => options?.signal?.addEventListener("abort", resolve, { once: true }))]);
-    if (options?.signal?.aborted) return yield { type: "error", code: "cancelled", message: "stopped" };
-    yield { type: "text", delta: " Part two." };
-    yield { type: "done", text: "Part one. Part two." };
-  }
-  const harness: Harness = {
-    run: (_thread, _text, options) => answer(options),
-    resume: (_thread, _answer, options) => answer(options),
-    cancel: () => false,
-    getThread: async () => undefined,
-    close: async () => undefined,
-  };
-  return { harness, open: () => open() };
-}
+import { gatedAgent } from "../helpers/gated-agent.js";
 
 interface Case {
   name: string;

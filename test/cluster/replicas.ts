@@ -7,6 +7,9 @@
  */
 import { mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
+import type { FakeSlack } from "../fakes/slack/index.js";
+import { slackConfigFor } from "../fakes/slack/rig.js";
+import type { FakeTelegram } from "../fakes/telegram/index.js";
 import { ADMIN_TOKEN, GatewayProcess } from "../reliability/gateway-process.js";
 import { freePort, tempDir, until } from "../reliability/util.js";
 
@@ -215,4 +218,21 @@ export class ReplicaCluster {
     };
     this.members.push(new Replica(spec, new GatewayProcess(dir, port, config, this.options.cli)));
   }
+}
+
+/**
+ * `channels:` of each replica in the Telegram and Slack worlds: Telegram polling through an API
+ * root of the replica's own (so the fake knows who polls), and the Slack webhook and Web API.
+ */
+export function telegramAndSlack(telegram: FakeTelegram, slack: FakeSlack): ClusterOptions["channels"] {
+  return async (r) => ({
+    telegram: {
+      enabled: true,
+      mode: "polling",
+      bot_token: telegram.token,
+      api_base: await telegram.listenFor(r.name),
+      edit_interval_ms: 300,
+    },
+    slack: { enabled: true, ...slackConfigFor(slack, { api_base: await slack.listenFor(r.name), edit_interval_ms: 300 }) },
+  });
 }

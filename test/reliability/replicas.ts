@@ -6,12 +6,11 @@
  * cluster tests' `ReplicaCluster`; {@link ReplicaWorld.forProbe} hands them to a probe's context,
  * which then counts their crashes, memory and log lines and kills them whatever happens.
  */
-import { type Replica, ReplicaCluster } from "../cluster/replicas.js";
+import { type Replica, ReplicaCluster, telegramAndSlack } from "../cluster/replicas.js";
 import { ADMIN_URL, type ClusterDatabase, clusterDatabase } from "../cluster/replicas-db.js";
 import { SlackUsers, startClusterModel, TelegramUsers, type Users } from "../cluster/replicas-world.js";
 import type { MockModel } from "../fakes/openai.js";
 import { FakeSlack } from "../fakes/slack/index.js";
-import { slackConfigFor } from "../fakes/slack/rig.js";
 import { FakeTelegram } from "../fakes/telegram/index.js";
 import type { ProbeContext } from "./harness.js";
 import type { Outcome } from "./ledger.js";
@@ -78,16 +77,7 @@ export class ReplicaWorld {
         ...(options.dir ? { dir: options.dir } : {}),
         ...(options.keepLogs ? { keepLogs: true } : {}),
         ...(options.cli ? { cli: options.cli } : {}),
-        channels: async (r) => ({
-          telegram: {
-            enabled: true,
-            mode: "polling",
-            bot_token: telegram.token,
-            api_base: await telegram.listenFor(r.name),
-            edit_interval_ms: 300,
-          },
-          slack: { enabled: true, ...slackConfigFor(slack, { api_base: await slack.listenFor(r.name), edit_interval_ms: 300 }) },
-        }),
+        channels: telegramAndSlack(telegram, slack),
       });
       opened.push(() => cluster.close());
       const world = new ReplicaWorld(db, model, telegram, slack, cluster);

@@ -10,10 +10,11 @@
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChannelReport } from "../../src/channels/registry.js";
-import type { Harness, RunEvent, RunOptions } from "../../src/harness/types.js";
+import type { Harness } from "../../src/harness/types.js";
 import { eventually, startTestGateway, type TestGateway } from "../../src/testing/gateway.js";
 import { BOB, TelegramDriver } from "../fakes/telegram/driver.js";
 import type { CallRecord, FakeTelegram } from "../fakes/telegram/index.js";
+import { gatedAgent } from "../helpers/gated-agent.js";
 import { freshSchema } from "../helpers/postgres.js";
 
 const running: TestGateway[] = [];
@@ -23,33 +24,6 @@ afterEach(async () => {
   await driver?.close();
   driver = undefined;
 }, 60_000);
-
-/** An agent that answers "hold" with a first part, then waits for `open()` before the rest. */
-function gatedAgent(): { harness: Harness; open(): void } {
-  let open: () => void = () => undefined;
-  const gate = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  async function* answer(text: string, options?: RunOptions): AsyncGenerator<RunEvent> {
-    if (text !== "hold") {
-      yield { type: "done", text: `Answer to ${text}.` };
-      return;
-    }
-    yield { type: "text", delta: "Part one." };
-    await Promise.race([gate, new Promise((resolve) => options?.signal?.addEventListener("abort", resolve, { once: true }))]);
-    if (options?.signal?.aborted) return yield { type: "error", code: "cancelled", message: "stopped" };
-    yield { type: "text", delta: " Part two." };
-    yield { type: "done", text: "Part one. Part two." };
-  }
-  const harness: Harness = {
-    run: (_thread, text, options) => answer(text, options),
-    resume: (_thread, _answer, options) => answer("resume", options),
-    cancel: () => false,
-    getThread: async () => undefined,
-    close: async () => undefined,
-  };
-  return { harness, open: () => open() };
-}
 
 async function replica(fake: FakeTelegram, name: string, url: string, harness: Harness): Promise<TestGateway> {
   const channels = {
@@ -86,7 +60,7 @@ async function streamingOnLeader() {
   const { url } = await freshSchema("handover");
   driver = await TelegramDriver.start({ mode: "polling" });
   const fake = driver.fake;
-  const agent = gatedAgent();
+  const agent = gatedAgent((text) => text === "hold");
   const a = await replica(fake, "a", url, agent.harness);
   const b = await replica(fake, "b", url, agent.harness);
   await eventually(async () => (await stateOf(a)) === "running", 10_000, "A runs the bot");

@@ -11,6 +11,7 @@ import type { FakeSlack } from "../fakes/slack/index.js";
 import type { FakeTelegram, FakeUser } from "../fakes/telegram/index.js";
 import { type BotMessage, Ledger, type Outcome } from "../reliability/ledger.js";
 import { expectedReply, PROFILES, type ReplyKind } from "../reliability/model.js";
+import { until } from "../reliability/util.js";
 
 export type Kind = ReplyKind | "ask";
 
@@ -186,4 +187,27 @@ export class SlackUsers extends Users {
     const calls = this.fake.api.calls.filter((c) => c.method.startsWith("chat.") && c.args.channel === chat && c.at >= since);
     return [...new Set(calls.map((c) => c.client))];
   }
+}
+
+/**
+ * Waits until every chat of `users` shows an answer to each of its messages (a notice counts with
+ * `notices`), or `timeoutMs` passed, then until the chats stay the same for 1.5 s, so a late
+ * duplicate still shows. Returns the ms until answered.
+ */
+export async function settle(users: Users[], timeoutMs: number, notices = false): Promise<number> {
+  const started = Date.now();
+  await until(() => users.every((u) => u.allAnswered(notices)), timeoutMs, 200);
+  const took = Date.now() - started;
+  let last = "";
+  await until(
+    () => {
+      const now = JSON.stringify(users.map((u) => u.evaluate()));
+      const quiet = now === last;
+      last = now;
+      return quiet;
+    },
+    10_000,
+    1_500,
+  );
+  return took;
 }

@@ -11,7 +11,7 @@ import { until } from "../reliability/util.js";
 import { type Replica, ReplicaCluster, telegramAndSlack } from "./replicas.js";
 import { ensureBuilt } from "./replicas-build.js";
 import { type ClusterDatabase, clusterDatabase, watchConnections } from "./replicas-db.js";
-import { answeredReply, SlackUsers, startClusterModel, TelegramUsers, type Users } from "./replicas-world.js";
+import { answeredReply, SlackUsers, settle, startClusterModel, TelegramUsers } from "./replicas-world.js";
 
 /** The issue's numbers: 3 replicas, 300 messages over 100 conversations. */
 const REPLICAS = 3;
@@ -61,28 +61,6 @@ async function closeWorld(world: World | undefined): Promise<void> {
 }
 
 /**
- * Waits until `users` show an answer to every message (or `timeoutMs` passed), then until the
- * chats stay quiet for 1.5 s, so a late duplicate still shows. Returns the ms until answered.
- */
-async function settle(users: Users, timeoutMs: number, notices = false): Promise<number> {
-  const started = Date.now();
-  await until(() => users.allAnswered(notices), timeoutMs, 200);
-  const took = Date.now() - started;
-  let last = "";
-  await until(
-    () => {
-      const now = JSON.stringify(users.evaluate());
-      const quiet = now === last;
-      last = now;
-      return quiet;
-    },
-    10_000,
-    1_500,
-  );
-  return took;
-}
-
-/**
  * A fresh cluster for one describe block: its own database, mock model, fakes and 3 replicas,
  * all ready before the first test; closed after the last, with the peak connection count logged.
  */
@@ -120,7 +98,7 @@ describe("three replicas on PostgreSQL: load and questions", () => {
     for (let k = 1; k <= PER_CONVERSATION; k++) {
       for (let n = 1; n <= CONVERSATIONS; n++) users.send(n, `t${n}-${k}`, "short");
     }
-    const took = await settle(users, 120_000);
+    const took = await settle([users], 120_000);
     const o = users.evaluate();
     const polls = users.polls();
     const senders = new Map(cluster.members.map((r) => [r.name, 0]));
@@ -163,7 +141,7 @@ describe("three replicas on PostgreSQL: load and questions", () => {
         for (let k = 1; k <= PER_CONVERSATION; k++) await users.send(i + 1, `s${i + 1}-${k}`, "short");
       }),
     );
-    const took = await settle(users, 120_000);
+    const took = await settle([users], 120_000);
     const o = users.evaluate();
     const tries = slack.deliveries.slice(triesBefore);
     const firstTries = tries.filter((t) => t.retryNum === 0);
@@ -229,7 +207,7 @@ describe("three replicas on PostgreSQL: load and questions", () => {
         const r = await slack.click(`Blue ${q.id}`, { user: users.userId(q.n) });
         expect(r).toMatchObject({ ok: true, url: urls[q.answerer.spec.index] });
       }
-      await settle(users, 30_000);
+      await settle([users], 30_000);
       const o = users.evaluate();
       log("questions:", { asked: asked.length, answeredOnce: o.answeredOnce, lost: o.lost, duplicates: o.duplicates });
       expect(o, cluster.evidence().join("\n")).toMatchObject({
@@ -274,7 +252,7 @@ describe("three replicas on PostgreSQL: a Slack (HTTP) replica dies mid-stream",
     await victim.process.kill("SIGKILL");
     const triesBefore = slack.deliveries.length;
     await Promise.all(ns.map((n) => users.send(n, `k${n}-2`, "short")));
-    const took = await settle(users, 60_000, true);
+    const took = await settle([users], 60_000, true);
     const o = users.evaluate();
     const tries = slack.deliveries.slice(triesBefore);
     const refused = tries.filter((t) => t.url === deadUrl);
@@ -329,7 +307,7 @@ describe("three replicas on PostgreSQL: the Telegram leader dies mid-stream", ()
     await until(() => firstPoll() !== undefined, 30_000, 50);
     const takeoverMs = (firstPoll()?.at ?? Number.POSITIVE_INFINITY) - killedAt;
     const next = await cluster.waitLeader("telegram", 15_000, leader);
-    const took = await settle(users, 90_000, true);
+    const took = await settle([users], 90_000, true);
     const o = users.evaluate();
     log("failover:", {
       takeoverMs,
@@ -387,7 +365,7 @@ describe("three replicas on PostgreSQL: the Telegram leader dies mid-stream", ()
     const handoverMs = Date.now() - stoppedAt;
     const clickedAt = Date.now();
     telegram.click(Number(chat), users.user(n), `Blue ${id}`);
-    await settle(users, 30_000);
+    await settle([users], 30_000);
     const o = users.evaluate();
     log("question across a clean stop:", {
       asker: asker.name,

@@ -8,13 +8,12 @@
  */
 import { type Replica, ReplicaCluster, telegramAndSlack } from "../cluster/replicas.js";
 import { ADMIN_URL, type ClusterDatabase, clusterDatabase } from "../cluster/replicas-db.js";
-import { SlackUsers, startClusterModel, TelegramUsers, type Users } from "../cluster/replicas-world.js";
+import { SlackUsers, settle, startClusterModel, TelegramUsers, type Users } from "../cluster/replicas-world.js";
 import type { MockModel } from "../fakes/openai.js";
 import { FakeSlack } from "../fakes/slack/index.js";
 import { FakeTelegram } from "../fakes/telegram/index.js";
 import type { ProbeContext } from "./harness.js";
 import type { Outcome } from "./ledger.js";
-import { until } from "./util.js";
 
 export const CHANNELS = ["telegram", "slack"];
 
@@ -135,22 +134,8 @@ export class ReplicaWorld {
    * Waits until every message shows its reply or a notice (or `timeoutMs` passed), then until the
    * chats stay the same for 1.5 s, so a late duplicate still shows. Returns the ms until answered.
    */
-  async settle(timeoutMs: number): Promise<number> {
-    const started = Date.now();
-    await until(() => this.users.every((u) => u.allAnswered(true)), timeoutMs, 200);
-    const took = Date.now() - started;
-    let last = "";
-    await until(
-      () => {
-        const now = JSON.stringify(this.users.map((u) => u.evaluate()));
-        const quiet = now === last;
-        last = now;
-        return quiet;
-      },
-      10_000,
-      1_500,
-    );
-    return took;
+  settle(timeoutMs: number): Promise<number> {
+    return settle(this.users, timeoutMs, true);
   }
 
   async close(): Promise<void> {

@@ -20,7 +20,19 @@ afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step().catch(() => undefined);
 });
 
-const timing = { heartbeatMs: 200, leaseMs: 1_000, deadAfterMs: 1_500 };
+const timing = { heartbeatMs: 200, leaseMs: 1_000 };
+
+/** Two coordinators on a fresh schema: the owner's connections go through a proxy the test can cut. */
+async function ownerBehindProxy() {
+  const { url } = await freshSchema("stop");
+  const { proxy, url: through } = await PartitionProxy.start(url);
+  cleanup.push(() => proxy.close());
+  const owner = await Coordinator.open({ connection: { url: through }, id: "owner", logger: testLogger(), ...timing });
+  cleanup.push(() => owner.close());
+  const sender = await Coordinator.open({ connection: { url }, id: "sender", logger: testLogger(), ...timing });
+  cleanup.push(() => sender.close());
+  return { url, proxy, owner, sender };
+}
 
 describe("/stop between replicas, with the owner's listening connection down", () => {
   it("reaches the reply although the owner's listening connection was cut: the user reads the stopped notice once", async () => {
@@ -77,13 +89,7 @@ describe("/stop between replicas, with the owner's listening connection down", (
   });
 
   it("is applied when the broadcast connection is back, with nothing read on a timer, and only once", async () => {
-    const { url } = await freshSchema("stop");
-    const { proxy, url: through } = await PartitionProxy.start(url);
-    cleanup.push(() => proxy.close());
-    const owner = await Coordinator.open({ connection: { url: through }, id: "owner", logger: testLogger(), ...timing });
-    cleanup.push(() => owner.close());
-    const sender = await Coordinator.open({ connection: { url }, id: "sender", logger: testLogger(), ...timing });
-    cleanup.push(() => sender.close());
+    const { url, proxy, owner, sender } = await ownerBehindProxy();
     const applied: Array<{ key: string; madeMsAgo: number }> = [];
     const owned = new StopRequests(owner, {
       logger: testLogger(),
@@ -127,13 +133,7 @@ describe("/stop between replicas, with the owner's listening connection down", (
   });
 
   it("is read on the heartbeat when the broadcast connection went silent without an error", async () => {
-    const { url } = await freshSchema("stop");
-    const { proxy, url: through } = await PartitionProxy.start(url);
-    cleanup.push(() => proxy.close());
-    const owner = await Coordinator.open({ connection: { url: through }, id: "owner", logger: testLogger(), ...timing });
-    cleanup.push(() => owner.close());
-    const sender = await Coordinator.open({ connection: { url }, id: "sender", logger: testLogger(), ...timing });
-    cleanup.push(() => sender.close());
+    const { proxy, owner, sender } = await ownerBehindProxy();
     const applied: string[] = [];
     const owned = new StopRequests(owner, { logger: testLogger(), apply: (key) => applied.push(key) });
     owned.start();

@@ -13,7 +13,7 @@ import { ConfigError, errorMessage } from "./errors.js";
 import { createGateway } from "./gateway.js";
 import type { AgentStatus } from "./harness/types.js";
 import { createLogger } from "./log/logger.js";
-import { formatAgentLine, formatStatusTable } from "./status-table.js";
+import { formatAgentLine, formatStatusTable } from "./ops/status-table.js";
 
 const EXIT_CONFIG = 2;
 

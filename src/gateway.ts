@@ -10,7 +10,6 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import { PostgresBindingStore } from "./bindings/postgres.js";
 import { SqliteBindingStore } from "./bindings/sqlite.js";
 import type { BindingStore, InboxEntry } from "./bindings/types.js";
-import { Dispatcher, type DispatcherObserver } from "./channels/dispatcher.js";
 import {
   type ChannelReport,
   type ChannelSlot,
@@ -21,6 +20,8 @@ import {
 import { DEFAULT_TENANT, Tenancy } from "./config/agents.js";
 import { collectSecrets, type LoadedConfig } from "./config/loader.js";
 import type { ChannelSection } from "./config/schema.js";
+import { Dispatcher, type DispatcherObserver } from "./core/dispatcher.js";
+import { ReplicaLink, standbyReason } from "./core/replica-link.js";
 import { errorMessage } from "./errors.js";
 import { postgresConnection } from "./harness/backends.js";
 import { AgentDirectory, type TenantMcpReport } from "./harness/directory.js";
@@ -30,12 +31,11 @@ import { fileTools } from "./harness/tools/files.js";
 import type { AgentStatus, Harness } from "./harness/types.js";
 import { type Logger, secretScrubber } from "./log/logger.js";
 import { MediaDesk } from "./media/desk.js";
+import { mountAdmin, type TenantAgentStatus } from "./ops/admin.js";
+import { GatewayMetrics } from "./ops/metrics.js";
 import { Coordinator, type ReplicaInfo } from "./replicas/coordinator.js";
-import { ReplicaLink, standbyReason } from "./replicas/link.js";
 import { Router, routeWarnings } from "./routing/index.js";
-import { mountAdmin, type TenantAgentStatus } from "./server/admin.js";
 import { HttpServer, httpLimits, sendJson } from "./server/http.js";
-import { GatewayMetrics } from "./server/metrics.js";
 import { connectionWarning } from "./storage/connections.js";
 import { Supervisor, type SupervisorOptions } from "./supervisor.js";
 import { VERSION } from "./version.js";

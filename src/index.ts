@@ -5,8 +5,8 @@
  * - writing a channel adapter (the contract) or a plug-in loaded by path.
  */
 
-export { accessConfigShape, accessRulesFrom } from "./channels/access.js";
-export { ChannelLifecycle, LifecycleChannel, type OpenResult } from "./channels/lifecycle.js";
+export { accessConfigShape, accessRulesFrom } from "./channels/kit/access.js";
+export { ChannelLifecycle, LifecycleChannel, type OpenResult } from "./channels/kit/lifecycle.js";
 // A channel's Markdown: the one renderer, driven by the adapter's emitter.
 export {
   type LinkInfo,
@@ -15,7 +15,7 @@ export {
   plainEmitter,
   renderMarkdown,
   type TableInfo,
-} from "./channels/render/markdown/index.js";
+} from "./channels/markdown/index.js";
 // Writing a channel.
 export type {
   AccessRules,

@@ -7,11 +7,11 @@
 import { rmSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { SWITCH_OFF } from "../src/channels/conversations.js";
-import { NOTICES } from "../src/channels/dispatcher.js";
-import { DROPPED_NOTICES } from "../src/channels/dropped-questions.js";
 import type { InboundMessage } from "../src/channels/types.js";
-import type { UsageSnapshot } from "../src/server/usage.js";
+import { SWITCH_OFF } from "../src/core/conversations.js";
+import { NOTICES } from "../src/core/dispatcher.js";
+import { DROPPED_NOTICES } from "../src/core/dropped-questions.js";
+import type { UsageSnapshot } from "../src/ops/usage.js";
 import { bootGateway, type RunningGateway, tempDir } from "./agents-helpers.js";
 import { eventually } from "./contract/gateway.js";
 import { LoopbackWorld, shownText } from "./fakes/loopback.js";

@@ -15,7 +15,9 @@
 
 export { DEFAULT_TENANT } from "../storage/tenant.js";
 
-export type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
+import type { Json } from "../storage/json.js";
+
+export type { Json };
 
 /** One agent thread bound to a conversation. */
 export interface ThreadBinding {

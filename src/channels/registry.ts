@@ -12,7 +12,7 @@ import type { ChannelSection } from "../config/schema.js";
 import { AntlerError, ConfigError, errorMessage } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 import { resolveClass } from "../reflection/index.js";
-import { AccessConfig, accessRulesFrom, OPEN_ACCESS } from "./access.js";
+import { AccessConfig, accessRulesFrom, OPEN_ACCESS } from "./kit/access.js";
 import {
   type AccessRules,
   type Channel,

@@ -8,14 +8,14 @@
  * (refs, handles) must be JSON-serialisable: it is stored so that work survives restarts.
  */
 import type { ZodType } from "zod";
-import type { Json } from "../bindings/types.js";
 import type { ConfigRenames } from "../config/renames.js";
 import type { HistoryEntry } from "../harness/types.js";
 import type { Logger } from "../log/logger.js";
 import type { RouteHandler } from "../server/http.js";
-import type { MarkdownEmitter } from "./render/markdown/emitter.js";
+import type { Json } from "../storage/json.js";
+import type { MarkdownEmitter } from "./markdown/emitter.js";
 
-export type { MarkdownEmitter } from "./render/markdown/emitter.js";
+export type { MarkdownEmitter } from "./markdown/emitter.js";
 
 /**
  * How a platform shows the agent's Markdown. Open to any platform: an adapter brings its own

@@ -13,7 +13,7 @@
  */
 
 import { DEFAULT_TENANT } from "../storage/tenant.js";
-import type { AgentConfig, AppConfig, McpServerConfig } from "./schema.js";
+import type { AgentConfig, AppConfig, McpServerConfig } from "./sections.js";
 
 /** The name of `agent:` in routes, `/agent` and metrics. */
 export const DEFAULT_AGENT = "default";

@@ -8,7 +8,7 @@
  * still handled.
  */
 import { readFile } from "node:fs/promises";
-import { mimeFromName } from "../channels/media.js";
+import { mimeFromName } from "../channels/kit/downloads.js";
 import type { Channel, ConversationRef, InboundAttachment, InboundMessage, OutboundFile } from "../channels/types.js";
 import type { MediaConfig } from "../config/schema.js";
 import { errorMessage, FileTooLargeError } from "../errors.js";

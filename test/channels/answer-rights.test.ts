@@ -4,9 +4,9 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { PendingQuestion } from "../../src/bindings/types.js";
-import { mayAnswer, refusalText } from "../../src/channels/answer-rights.js";
-import { NOTICES } from "../../src/channels/dispatcher.js";
 import type { AccessRules, InboundMessage } from "../../src/channels/types.js";
+import { mayAnswer, refusalText } from "../../src/core/answer-rights.js";
+import { NOTICES } from "../../src/core/dispatcher.js";
 import { eventually, sleep, startTestGateway, type TestGateway } from "../contract/gateway.js";
 import { LoopbackWorld } from "../fakes/loopback.js";
 import { contentText, type MockModel } from "../fakes/openai.js";

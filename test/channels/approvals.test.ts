@@ -6,8 +6,8 @@
 
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { APPROVAL_NOTICES } from "../../src/channels/approval-desk.js";
-import { waitText } from "../../src/channels/approvals.js";
+import { APPROVAL_NOTICES } from "../../src/core/approval-desk.js";
+import { waitText } from "../../src/core/approvals.js";
 import { type RecordingTools, recordingTools } from "../../src/testing/tools.js";
 import { eventually, sleep, startTestGateway, type TestGateway } from "../contract/gateway.js";
 import { LoopbackWorld, shownText } from "../fakes/loopback.js";

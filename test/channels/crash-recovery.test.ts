@@ -5,7 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { NOTICES } from "../../src/channels/dispatcher.js";
+import { NOTICES } from "../../src/core/dispatcher.js";
 import { eventually } from "../contract/gateway.js";
 import { type MockModel, mockModelConfig, startMockModel } from "../fakes/openai.js";
 import { CLI, ROOT, tempConfig } from "../helpers/cli.js";

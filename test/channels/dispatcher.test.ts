@@ -4,8 +4,8 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { SqliteBindingStore } from "../../src/bindings/sqlite.js";
-import { NOTICES } from "../../src/channels/dispatcher.js";
 import type { InboundMessage } from "../../src/channels/types.js";
+import { NOTICES } from "../../src/core/dispatcher.js";
 import { PlatformAuthError } from "../../src/errors.js";
 import { MESSAGES } from "../../src/harness/run-errors.js";
 import type { Harness, RunEvent } from "../../src/harness/types.js";

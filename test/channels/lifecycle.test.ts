@@ -1,6 +1,6 @@
-/** The shared start/stop/status of every adapter (src/channels/lifecycle.ts). */
+/** The shared start/stop/status of every adapter (src/channels/kit/lifecycle.ts). */
 import { describe, expect, it } from "vitest";
-import { ChannelLifecycle, LifecycleChannel } from "../../src/channels/lifecycle.js";
+import { ChannelLifecycle, LifecycleChannel } from "../../src/channels/kit/lifecycle.js";
 import type { InboundSink } from "../../src/channels/types.js";
 import { ChannelError } from "../../src/errors.js";
 

@@ -14,14 +14,14 @@ import { DiscordChannel } from "../../src/channels/discord/index.js";
 import { messageCard } from "../../src/channels/feishu/cards.js";
 import { feishuEmitter, toPlainText as feishuPlain } from "../../src/channels/feishu/format.js";
 import { FeishuChannel } from "../../src/channels/feishu/index.js";
-import { joinMarkdownChunks, splitMarkdown } from "../../src/channels/render/chunk.js";
-import { fenceAtEnd } from "../../src/channels/render/fence.js";
-import { type MarkdownEmitter, measureFor, plainEmitter, renderMarkdown } from "../../src/channels/render/markdown/index.js";
+import { type MarkdownEmitter, measureFor, plainEmitter, renderMarkdown } from "../../src/channels/markdown/index.js";
 import { slackEmitter, toMrkdwn } from "../../src/channels/slack/format.js";
 import { SlackChannel } from "../../src/channels/slack/index.js";
 import { telegramEmitter, toPlainText, toTelegramHtml } from "../../src/channels/telegram/format.js";
 import { TelegramChannel } from "../../src/channels/telegram/index.js";
 import type { Channel, ChannelContext, ConversationRef, HttpMount } from "../../src/channels/types.js";
+import { joinMarkdownChunks, splitMarkdown } from "../../src/core/render/chunk.js";
+import { fenceAtEnd } from "../../src/core/render/fence.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { plain as dingtalkVisible } from "../fakes/dingtalk/chat.js";
 import { MSG_PARAM_MAX_BYTES, WEBHOOK_TEXT_MAX_BYTES } from "../fakes/dingtalk/openapi.js";
@@ -143,10 +143,10 @@ describe("the Markdown corpus", () => {
   });
 
   it("is walked by the renderer alone: no adapter imports marked", () => {
-    const root = new URL("../../src/channels/", import.meta.url);
+    const root = new URL("../../src/", import.meta.url);
     const files = readdirSync(root, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"));
     const walkers = files.filter((f) => /from "marked"/.test(readFileSync(new URL(f, root), "utf8")));
-    expect(walkers.sort()).toEqual(["render/markdown/walk.ts", "render/repair.ts"]);
+    expect(walkers.sort()).toEqual(["channels/markdown/walk.ts", "core/render/repair.ts"]);
   });
 
   it("names no emitter twice, and every adapter declares its own", () => {

@@ -4,8 +4,8 @@
  * message must be accepted, the reply must stay exact, and a reader must see all of it.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { renderRun } from "../../src/channels/render/index.js";
-import { measureFor } from "../../src/channels/render/markdown/index.js";
+import { measureFor } from "../../src/channels/markdown/index.js";
+import { renderRun } from "../../src/core/render/index.js";
 import type { RunEvent } from "../../src/harness/types.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { longSamples, missingFromReply } from "../fixtures/markdown/corpus.js";

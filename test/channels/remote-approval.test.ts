@@ -6,7 +6,7 @@
  * on the server itself.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { APPROVAL_NOTICES } from "../../src/channels/approval-desk.js";
+import { APPROVAL_NOTICES } from "../../src/core/approval-desk.js";
 import { eventually, sleep, startTestGateway, type TestGateway } from "../contract/gateway.js";
 import { MODEL_URL_ENV, sentEmails, sentMemos } from "../fakes/langgraph/graphs.js";
 import { LoopbackWorld, shownText } from "../fakes/loopback.js";

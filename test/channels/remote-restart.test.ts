@@ -8,7 +8,7 @@
 import { writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { NOTICES } from "../../src/channels/dispatcher.js";
+import { NOTICES } from "../../src/core/dispatcher.js";
 import { MESSAGES } from "../../src/harness/run-errors.js";
 import { eventually, freePort } from "../contract/gateway.js";
 import { MODEL_URL_ENV } from "../fakes/langgraph/graphs.js";

@@ -4,8 +4,8 @@
  * gives it up exactly once at the end. Driven by streams whose every event the test releases.
  */
 import { describe, expect, it } from "vitest";
-import { Semaphore } from "../../src/channels/queue.js";
-import { RunSlot } from "../../src/channels/slot-guard.js";
+import { Semaphore } from "../../src/core/queue.js";
+import { RunSlot } from "../../src/core/slot-guard.js";
 import { eventually, sleep } from "../../src/testing/gateway.js";
 
 type Event = { type: string; delta: string };

@@ -6,8 +6,8 @@
  */
 import { marked } from "marked";
 import { z } from "zod";
-import { accessConfigShape } from "../../src/channels/access.js";
-import { LifecycleChannel } from "../../src/channels/lifecycle.js";
+import { accessConfigShape } from "../../src/channels/kit/access.js";
+import { LifecycleChannel } from "../../src/channels/kit/lifecycle.js";
 import type {
   Channel,
   ChannelCapabilities,

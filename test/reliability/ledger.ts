@@ -11,7 +11,7 @@
 import { FAULT_PREFIX } from "./model.js";
 import { tally } from "./util.js";
 
-/** What the renderer writes into a partial that a new full copy replaced (src/channels/render/reply.ts). */
+/** What the renderer writes into a partial that a new full copy replaced (src/core/render/reply.ts). */
 const POINTER = /continues in full in the next message/i;
 
 export interface SentMessage {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { joinMarkdownChunks, splitMarkdown } from "../../src/channels/render/chunk.js";
-import { fenceAtEnd } from "../../src/channels/render/fence.js";
+import { joinMarkdownChunks, splitMarkdown } from "../../src/core/render/chunk.js";
+import { fenceAtEnd } from "../../src/core/render/fence.js";
 import { fragmentSoup, sampleReply } from "./markdown-samples.js";
 
 function expectGoodChunks(text: string, chunks: string[], limit: number): void {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { SUPERSEDED } from "../../src/channels/render/reply.js";
+import { SUPERSEDED } from "../../src/core/render/reply.js";
 import { ChannelError, NotModifiedError, PlatformNotFoundError, PlatformRateLimitError } from "../../src/errors.js";
 import { hookLog, loopback, render, Script } from "./helpers.js";
 import { prng } from "./markdown-samples.js";

@@ -1,7 +1,8 @@
 /** Shared set-up for renderer tests: a loopback world, scripted runs, and a slow-platform wrapper. */
-import { renderRun } from "../../src/channels/render/index.js";
-import type { RenderHooks, RenderOptions, RenderOutcome } from "../../src/channels/render/types.js";
+
 import type { Channel, ConversationRef, HttpMount, MessageHandle, OutboundContent } from "../../src/channels/types.js";
+import { renderRun } from "../../src/core/render/index.js";
+import type { RenderHooks, RenderOptions, RenderOutcome } from "../../src/core/render/types.js";
 import type { RunEvent } from "../../src/harness/types.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { LoopbackChannel, type LoopbackOptions, LoopbackWorld } from "../fakes/loopback.js";

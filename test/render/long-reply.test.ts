@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { joinMarkdownChunks } from "../../src/channels/render/chunk.js";
-import { fenceAtEnd } from "../../src/channels/render/fence.js";
+import { joinMarkdownChunks } from "../../src/core/render/chunk.js";
+import { fenceAtEnd } from "../../src/core/render/fence.js";
 import { deltas, loopback, render, Script } from "./helpers.js";
 import { sampleReply } from "./markdown-samples.js";
 

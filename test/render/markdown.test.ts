@@ -3,8 +3,6 @@
  * converted text, and splitting (with fence repair) where the converted text fits.
  */
 import { describe, expect, it } from "vitest";
-import { joinMarkdownChunks, splitMarkdown } from "../../src/channels/render/chunk.js";
-import { fenceAtEnd } from "../../src/channels/render/fence.js";
 import {
   fitText,
   type ListItemInfo,
@@ -12,9 +10,11 @@ import {
   measureFor,
   plainEmitter,
   renderMarkdown,
-} from "../../src/channels/render/markdown/index.js";
+} from "../../src/channels/markdown/index.js";
 import { slackEmitter, toMrkdwn } from "../../src/channels/slack/format.js";
 import type { Channel } from "../../src/channels/types.js";
+import { joinMarkdownChunks, splitMarkdown } from "../../src/core/render/chunk.js";
+import { fenceAtEnd } from "../../src/core/render/fence.js";
 import { deltas, loopback, render, Script } from "./helpers.js";
 import { sampleReply } from "./markdown-samples.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { joinMarkdownChunks } from "../../src/channels/render/chunk.js";
+import { joinMarkdownChunks } from "../../src/core/render/chunk.js";
 import { ChannelError } from "../../src/errors.js";
 import { deltas, hookLog, loopback, render, Script } from "./helpers.js";
 import { sampleReply } from "./markdown-samples.js";

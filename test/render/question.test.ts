@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { closeQuestion, questionContent, renderRun, sendNotice } from "../../src/channels/render/index.js";
+import { closeQuestion, questionContent, renderRun, sendNotice } from "../../src/core/render/index.js";
 import { ChannelError, PlatformRateLimitError } from "../../src/errors.js";
 import type { Clarification, RunEvent } from "../../src/harness/types.js";
 import { silentLogger } from "../../src/log/logger.js";

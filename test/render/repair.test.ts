@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { repairMarkdown } from "../../src/channels/render/repair.js";
+import { repairMarkdown } from "../../src/core/render/repair.js";
 
 describe("repairMarkdown", () => {
   it.each([

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { fenceAtEnd } from "../../src/channels/render/fence.js";
-import { renderRun } from "../../src/channels/render/index.js";
+import { fenceAtEnd } from "../../src/core/render/fence.js";
+import { renderRun } from "../../src/core/render/index.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { deltas, hookLog, loopback, render, Script, SlowChannel, sleep } from "./helpers.js";
 

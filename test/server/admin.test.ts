@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChannelReport } from "../../src/channels/registry.js";
 import { PlatformAuthError } from "../../src/errors.js";
-import { isLoopback, tokenMatches } from "../../src/server/admin.js";
+import { isLoopback, tokenMatches } from "../../src/server/auth.js";
 import { eventually, startTestGateway, type TestGateway } from "../contract/gateway.js";
 import { type LoopbackChannel, LoopbackWorld } from "../fakes/loopback.js";
 import { runCli } from "../helpers/cli.js";

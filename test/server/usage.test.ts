@@ -5,10 +5,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type AgentHarness, createHarness } from "../../src/harness/index.js";
 import type { ModelUsage } from "../../src/harness/usage.js";
-import { mountAdmin } from "../../src/server/admin.js";
+import { mountAdmin } from "../../src/ops/admin.js";
+import { GatewayMetrics } from "../../src/ops/metrics.js";
+import { UsageLedger, type UsageSnapshot } from "../../src/ops/usage.js";
 import { HttpServer } from "../../src/server/http.js";
-import { GatewayMetrics } from "../../src/server/metrics.js";
-import { UsageLedger, type UsageSnapshot } from "../../src/server/usage.js";
 import { testLogger } from "../contract/gateway.js";
 import { type MockModel, type MockUsage, startMockModel } from "../fakes/openai.js";
 import { collect, configFor, tempDir } from "../harness/helpers.js";

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import type { ConfigRenames } from "../../config/renames.js";
 import { num } from "../../config/schema.js";
-import { accessConfigShape } from "../access.js";
+import { accessConfigShape } from "../kit/access.js";
 
 export const DEFAULT_API_BASE = "https://api.dingtalk.com";
 export const DEFAULT_OAPI_BASE = "https://oapi.dingtalk.com";

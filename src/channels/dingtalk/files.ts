@@ -5,7 +5,7 @@
  * the returned media_id is posted as a robot message (`sampleImageMsg` or `sampleFile`).
  */
 import { ChannelError, FileTooLargeError } from "../../errors.js";
-import { fetchBounded } from "../media.js";
+import { fetchBounded } from "../kit/downloads.js";
 import type { ConversationRef, InboundAttachment, OutboundFile } from "../types.js";
 import { extensionOf } from "./attachments.js";
 import { type MarkdownSenderOptions, sendRobotMessage } from "./markdown-send.js";

@@ -5,7 +5,7 @@
  * lines (indentation kept with no-break spaces), tables one line per row, `code` and ~~del~~ lose
  * their marks.
  */
-import { type MarkdownEmitter, plainEmitter, prefixLines, renderMarkdown } from "../render/markdown/index.js";
+import { type MarkdownEmitter, plainEmitter, prefixLines, renderMarkdown } from "../markdown/index.js";
 
 /** A hard line break: DingTalk folds single newlines inside a block. */
 const BREAK = "  \n";

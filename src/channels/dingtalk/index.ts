@@ -8,8 +8,9 @@ import { type DWClientDownStream, TOPIC_CARD, TOPIC_ROBOT } from "dingtalk-strea
 import { ChannelError, FileTooLargeError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { HttpError, readBody, sendJson } from "../../server/http.js";
-import { accessRulesFrom } from "../access.js";
-import { LifecycleChannel } from "../lifecycle.js";
+import { accessRulesFrom } from "../kit/access.js";
+import { LifecycleChannel } from "../kit/lifecycle.js";
+import { mountWebhook } from "../kit/webhook-route.js";
 import type {
   AccessRules,
   Channel,
@@ -27,7 +28,6 @@ import type {
   OutboundContent,
   OutboundFile,
 } from "../types.js";
-import { mountWebhook } from "../webhook-route.js";
 import { DingTalkApi } from "./api.js";
 import { CardApi, FLOW } from "./card.js";
 import { CardStream } from "./card-stream.js";

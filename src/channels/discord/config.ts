@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { bool, idList, num } from "../../config/schema.js";
-import { accessConfigShape } from "../access.js";
+import { accessConfigShape } from "../kit/access.js";
 
 export const DISCORD_DEFAULT_API_BASE = "https://discord.com/api";
 

@@ -6,7 +6,7 @@
 import type { APIMessage, Attachment, Message, RawFile } from "discord.js";
 import { MessageFlags } from "discord.js";
 import { ChannelError, FileTooLargeError } from "../../errors.js";
-import { fetchBounded } from "../media.js";
+import { fetchBounded } from "../kit/downloads.js";
 import type { AttachmentKind, InboundAttachment, InboundMessage, OutboundFile } from "../types.js";
 
 /** Discord's upload limit per file in a server without boosts, and in DMs: 10 MiB. */

@@ -5,7 +5,7 @@
  * is escaped with backslashes wherever Discord would read markup, mentions (`<@id>`) included;
  * sends also carry `allowed_mentions: { parse: [] }`, so nothing the agent writes pings anyone.
  */
-import { longestRun, type MarkdownEmitter, prefixLines, renderMarkdown, tableLines } from "../render/markdown/index.js";
+import { longestRun, type MarkdownEmitter, prefixLines, renderMarkdown, tableLines } from "../markdown/index.js";
 
 /** Characters Discord reads as inline markup anywhere in a line. */
 const INLINE = /[\\*_~`|<>[\]]/g;

@@ -27,9 +27,9 @@ import {
 } from "discord.js";
 import { ChannelError, errorMessage } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
-import { isAllowedUser } from "../access.js";
-import { ClickHolds } from "../click-holds.js";
-import { LifecycleChannel } from "../lifecycle.js";
+import { isAllowedUser } from "../kit/access.js";
+import { ClickHolds } from "../kit/click-holds.js";
+import { LifecycleChannel } from "../kit/lifecycle.js";
 import type {
   AccessRules,
   Channel,

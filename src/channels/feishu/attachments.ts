@@ -4,7 +4,7 @@
  * the file name's extension where there is one, and `size` stays unknown until the download.
  */
 
-import { mimeFromName } from "../media.js";
+import { mimeFromName } from "../kit/downloads.js";
 import type { InboundAttachment } from "../types.js";
 
 /** What `download` needs: the message holding the resource, its key, and the resource API's `type`. */

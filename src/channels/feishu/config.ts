@@ -5,7 +5,7 @@
 import { z } from "zod";
 import type { ConfigRenames } from "../../config/renames.js";
 import { num } from "../../config/schema.js";
-import { accessConfigShape } from "../access.js";
+import { accessConfigShape } from "../kit/access.js";
 
 /** `feishu`, `lark`, or the base URL of an Open Platform host (tests point it at a fake). */
 const DomainValue = z

@@ -6,7 +6,7 @@
  */
 import type { Readable } from "node:stream";
 import { ChannelError, FileTooLargeError } from "../../errors.js";
-import { readBounded } from "../media.js";
+import { readBounded } from "../kit/downloads.js";
 import type { ConversationRef, InboundAttachment, MessageHandle, OutboundFile } from "../types.js";
 import type { FeishuApi } from "./api.js";
 import { readSource } from "./attachments.js";

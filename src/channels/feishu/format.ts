@@ -4,7 +4,7 @@
  * images, so angle brackets are escaped and images become links. Plain text (msg_type `text`) is
  * the shared plain emitter's.
  */
-import { longestRun, type MarkdownEmitter, plainEmitter, prefixLines, renderMarkdown } from "../render/markdown/index.js";
+import { longestRun, type MarkdownEmitter, plainEmitter, prefixLines, renderMarkdown } from "../markdown/index.js";
 
 /** Card markdown treats `<…>` as its own tags (`<at>`, `<font>`), so literal angle brackets are escaped. */
 function escapeCard(text: string): string {

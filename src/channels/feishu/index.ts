@@ -6,9 +6,10 @@
 import * as lark from "@larksuiteoapi/node-sdk";
 import { ChannelError, PlatformAuthError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
-import { accessRulesFrom, isAllowedUser } from "../access.js";
-import { ClickHolds } from "../click-holds.js";
-import { LifecycleChannel, type OpenResult } from "../lifecycle.js";
+import { accessRulesFrom, isAllowedUser } from "../kit/access.js";
+import { ClickHolds } from "../kit/click-holds.js";
+import { LifecycleChannel, type OpenResult } from "../kit/lifecycle.js";
+import { mountWebhook } from "../kit/webhook-route.js";
 import type {
   AccessRules,
   Channel,
@@ -25,7 +26,6 @@ import type {
   OutboundContent,
   OutboundFile,
 } from "../types.js";
-import { mountWebhook } from "../webhook-route.js";
 import { FeishuApi } from "./api.js";
 import { CardKitStream, CardSequences } from "./cardkit.js";
 import { readButtonValue } from "./cards.js";

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import type { ConfigRenames } from "../../config/renames.js";
 import { bool, num } from "../../config/schema.js";
-import { accessConfigShape } from "../access.js";
+import { accessConfigShape } from "../kit/access.js";
 
 export const SLACK_DEFAULT_API_BASE = "https://slack.com/api/";
 

@@ -5,7 +5,7 @@
  */
 import type { webApi } from "@slack/bolt";
 import { ChannelError, FileTooLargeError } from "../../errors.js";
-import { readResponse } from "../media.js";
+import { readResponse } from "../kit/downloads.js";
 import type { AttachmentKind, ConversationRef, InboundAttachment, MessageHandle, OutboundFile } from "../types.js";
 import { slackDownloadError } from "./map-error.js";
 

@@ -3,7 +3,7 @@
  * emphasis, so those degrade to bold lines and code blocks. `& < >` are escaped everywhere, and
  * the core counts the escapes against Slack's 4,000-character limit.
  */
-import { type MarkdownEmitter, prefixLines, renderMarkdown } from "../render/markdown/index.js";
+import { type MarkdownEmitter, prefixLines, renderMarkdown } from "../markdown/index.js";
 
 /** Escapes the three characters Slack reserves for its own markup. */
 export function escapeMrkdwn(text: string): string {

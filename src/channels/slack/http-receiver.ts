@@ -8,8 +8,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { type App, type Receiver, type ReceiverEvent, verifySlackRequest } from "@slack/bolt";
 import type { Logger } from "../../log/logger.js";
 import { HttpError, isJsonObject, readBody, sendJson } from "../../server/http.js";
+import { mountWebhook } from "../kit/webhook-route.js";
 import type { HttpMount } from "../types.js";
-import { mountWebhook } from "../webhook-route.js";
 import { envelopeProblem } from "./envelope-check.js";
 
 export interface SlackHttpReceiverOptions {

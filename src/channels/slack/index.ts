@@ -5,9 +5,9 @@
 import { App, type Receiver, webApi } from "@slack/bolt";
 import { ChannelError, errorMessage, PlatformAuthError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
-import { accessRulesFrom } from "../access.js";
-import { LifecycleChannel } from "../lifecycle.js";
-import { literalMarkdown } from "../render/markdown/index.js";
+import { accessRulesFrom } from "../kit/access.js";
+import { LifecycleChannel } from "../kit/lifecycle.js";
+import { literalMarkdown } from "../markdown/index.js";
 import type {
   AccessRules,
   Channel,

@@ -6,7 +6,7 @@
 import type { Telegram } from "telegraf";
 import { errorMessage } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
-import { ClickHolds } from "../click-holds.js";
+import { ClickHolds } from "../kit/click-holds.js";
 import type { InboundMessage } from "../types.js";
 
 /**

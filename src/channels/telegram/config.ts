@@ -5,7 +5,7 @@
 import { z } from "zod";
 import type { ConfigRenames } from "../../config/renames.js";
 import { num } from "../../config/schema.js";
-import { accessConfigShape } from "../access.js";
+import { accessConfigShape } from "../kit/access.js";
 
 /** Telegram's own rule for `secret_token`: 1-256 of A-Z, a-z, 0-9, `_` and `-`. */
 const SECRET_TOKEN = /^[A-Za-z0-9_-]{1,256}$/;

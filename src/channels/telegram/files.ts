@@ -7,7 +7,7 @@ import type { Telegram } from "telegraf";
 import { TelegramError } from "telegraf";
 import { ChannelError, errorMessage, FileTooLargeError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
-import { fetchBounded } from "../media.js";
+import { fetchBounded } from "../kit/downloads.js";
 import type { ConversationRef, InboundAttachment, MessageHandle, OutboundFile } from "../types.js";
 import { mapTelegramError } from "./map-error.js";
 import { DOWNLOAD_LIMIT, PHOTO_LIMIT, UPLOAD_LIMIT } from "./media.js";

@@ -4,7 +4,7 @@
  * keep the plain bullets and tables become preformatted rows. When Telegram rejects the markup,
  * the adapter resends the shared plain text.
  */
-import { type MarkdownEmitter, plainEmitter, renderMarkdown, tableLines } from "../render/markdown/index.js";
+import { type MarkdownEmitter, plainEmitter, renderMarkdown, tableLines } from "../markdown/index.js";
 
 export function escapeHtml(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");

@@ -9,8 +9,9 @@ import type { InlineKeyboardButton } from "telegraf/types";
 import { ChannelError, errorMessage } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { HttpError, readJson } from "../../server/http.js";
-import { accessRulesFrom, isAllowedUser } from "../access.js";
-import { LifecycleChannel } from "../lifecycle.js";
+import { accessRulesFrom, isAllowedUser } from "../kit/access.js";
+import { LifecycleChannel } from "../kit/lifecycle.js";
+import { mountWebhook, webhookPath } from "../kit/webhook-route.js";
 import type {
   AccessRules,
   Channel,
@@ -26,7 +27,6 @@ import type {
   OutboundContent,
   OutboundFile,
 } from "../types.js";
-import { mountWebhook, webhookPath } from "../webhook-route.js";
 import { callbackDataBytes, encodeCallbackData, MAX_CALLBACK_BYTES } from "./callback-data.js";
 import { ClickAnswers } from "./clicks.js";
 import { DEFAULT_EDIT_INTERVAL_MS, TELEGRAM_RENAMES, TelegramChannelConfig } from "./config.js";

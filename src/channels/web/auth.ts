@@ -9,7 +9,7 @@
  */
 import { createHmac, randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isLoopback, tokenMatches } from "../../server/admin.js";
+import { isLoopback, tokenMatches } from "../../server/auth.js";
 
 export const SESSION_COOKIE = "antler_chat_session";
 export const CLIENT_COOKIE = "antler_chat_client";

@@ -6,7 +6,7 @@
  * by the renderer's newlines, which the page keeps (`white-space: pre-wrap`); lists stay as
  * marked lines for the same reason.
  */
-import { type LinkInfo, labelAndTarget, type MarkdownEmitter, renderMarkdown } from "../render/markdown/index.js";
+import { type LinkInfo, labelAndTarget, type MarkdownEmitter, renderMarkdown } from "../markdown/index.js";
 
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 

@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { ChannelError, errorMessage } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { HttpError, isJsonObject, readJson, sendJson } from "../../server/http.js";
-import { LifecycleChannel } from "../lifecycle.js";
+import { LifecycleChannel } from "../kit/lifecycle.js";
 import type {
   ButtonSpec,
   Channel,

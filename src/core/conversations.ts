@@ -9,12 +9,12 @@
  */
 import { randomUUID } from "node:crypto";
 import type { BindingStore, PendingQuestion } from "../bindings/types.js";
+import type { InboundMessage } from "../channels/types.js";
 import { DEFAULT_AGENT } from "../config/agents.js";
 import type { Harness } from "../harness/types.js";
 import type { Logger } from "../log/logger.js";
 import type { Route, Router } from "../routing/index.js";
 import { commandArgument } from "./commands.js";
-import type { InboundMessage } from "./types.js";
 
 /** Where the dispatcher finds the harness of a tenant's agent. */
 export interface AgentSource {

@@ -6,10 +6,10 @@
  * Once, because moving clears the question from the store: later messages find nothing to tell.
  */
 import type { PendingQuestion } from "../bindings/types.js";
+import type { Channel, MessageHandle } from "../channels/types.js";
 import type { Logger } from "../log/logger.js";
 import { approvalOf, requestContent } from "./approvals.js";
 import { closeQuestion, type RenderHooks } from "./render/index.js";
-import type { Channel, MessageHandle } from "./types.js";
 
 export const DROPPED_NOTICES = {
   /** Before the message that moved the conversation runs. */

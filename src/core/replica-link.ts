@@ -13,12 +13,12 @@
  *   listening connection was down (stop-requests.ts).
  */
 import type { BindingStore, InboxEntry } from "../bindings/types.js";
-import type { Dispatcher, ReplicaCoordinator } from "../channels/dispatcher.js";
 import type { ChannelSlot } from "../channels/registry.js";
 import type { Channel } from "../channels/types.js";
 import type { Logger } from "../log/logger.js";
-import type { Coordinator, ReplicaInfo } from "./coordinator.js";
-import { StopRequests } from "./stop-requests.js";
+import type { Coordinator, ReplicaInfo } from "../replicas/coordinator.js";
+import { StopRequests } from "../replicas/stop-requests.js";
+import type { Dispatcher, ReplicaCoordinator } from "./dispatcher.js";
 
 /** What the link needs from its gateway. */
 export interface ReplicaHost {

@@ -4,6 +4,8 @@
  * on that channel, since platforms rate-limit the bot rather than one reply), reports to the
  * hooks, and retries the calls that must not be lost.
  */
+
+import type { Channel } from "../../channels/types.js";
 import {
   ChannelError,
   NotModifiedError,
@@ -11,8 +13,10 @@ import {
   PlatformNotFoundError,
   PlatformRateLimitError,
 } from "../../errors.js";
-import type { Channel } from "../types.js";
-import type { RenderHooks } from "./types.js";
+import { DEFAULT_CALL_TIMEOUT_MS } from "./call-limit.js";
+import type { RenderHooks } from "./hooks.js";
+
+export { DEFAULT_CALL_TIMEOUT_MS };
 
 const blockedUntil = new WeakMap<Channel, number>();
 
@@ -25,8 +29,6 @@ const BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 4_000;
 /** 429s a final delivery sits out before it gives up on the platform. */
 const MAX_RATE_LIMIT_WAITS = 20;
-/** A platform call with no answer after this long counts as failed (SDKs often have no timeout). */
-export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 /** The platform stamps a call a moment after we start it, and clocks tick in whole ms. */
 const PACING_SLACK_MS = 2;
 

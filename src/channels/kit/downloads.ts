@@ -3,7 +3,7 @@
  * `fetchBounded` stops reading as soon as the body passes `maxBytes` (or says so in its
  * Content-Length) and throws `FileTooLargeError`, so an over-limit file costs at most the limit.
  */
-import { ChannelError, FileTooLargeError } from "../errors.js";
+import { ChannelError, FileTooLargeError } from "../../errors.js";
 
 /** Reads a stream of chunks, refusing it once it passes `maxBytes`. */
 export async function readBounded(

@@ -6,6 +6,8 @@
  * conversation's queue, so they are handled in order with the conversation's other messages.
  */
 import type { PendingQuestion } from "../bindings/types.js";
+import type { ChannelSlot } from "../channels/registry.js";
+import type { Channel, ConversationRef, InboundMessage, MessageHandle } from "../channels/types.js";
 import { CLOSED_CALL_TEXT } from "../harness/repair.js";
 import type { ApprovalAnswer, ApprovalRequest, Decision } from "../harness/types.js";
 import type { Logger } from "../log/logger.js";
@@ -24,12 +26,10 @@ import {
   withApproval,
 } from "./approvals.js";
 import type { Conversations } from "./conversations.js";
-import type { ChannelSlot } from "./registry.js";
 import { closeQuestion, type RenderHooks } from "./render/index.js";
 import { postChunked } from "./render/notice.js";
 import { Outbound } from "./render/outbound.js";
 import { editInterval } from "./render/types.js";
-import type { Channel, ConversationRef, InboundMessage, MessageHandle } from "./types.js";
 
 /** Who may decide a call and how long it may wait, from the agent's `approvals` rule. */
 export interface ApprovalPolicy {

@@ -12,14 +12,14 @@
  * reused for a few seconds, so a page refreshing itself or a busy readiness check does not
  * hammer the endpoint.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ChannelReport } from "../channels/registry.js";
 import type { McpServerReport } from "../harness/mcp/index.js";
 import type { AgentStatus } from "../harness/types.js";
 import type { ReplicaInfo } from "../replicas/coordinator.js";
-import type { HttpServer } from "./http.js";
-import { sendJson } from "./http.js";
+import { isLoopback, tokenMatches } from "../server/auth.js";
+import type { HttpServer } from "../server/http.js";
+import { sendJson } from "../server/http.js";
 import type { GatewayMetrics } from "./metrics.js";
 import { renderStatusPage } from "./status-page.js";
 import type { UsageFilter } from "./usage.js";
@@ -53,21 +53,6 @@ export interface AdminOptions {
 
 /** Who a request speaks for: the whole server, or one tenant. */
 type Caller = { tenant: undefined } | { tenant: string };
-
-/** True for addresses of this machine's loopback interface (all of 127.0.0.0/8 and ::1). */
-export function isLoopback(address: string | undefined): boolean {
-  if (!address) return false;
-  return address === "::1" || address.startsWith("127.") || address.startsWith("::ffff:127.");
-}
-
-function digest(text: string): Buffer {
-  return createHash("sha256").update(text).digest();
-}
-
-/** Compares the presented token with the configured one in constant time. */
-export function tokenMatches(presented: string, expected: string): boolean {
-  return timingSafeEqual(digest(presented), digest(expected));
-}
 
 function presentedToken(req: IncomingMessage): string | undefined {
   const header = req.headers.authorization;

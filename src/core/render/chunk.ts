@@ -9,8 +9,9 @@
  * the limit) it gets its own ` \n` — a trailing space CommonMark ignores in an info string — so
  * that {@link joinMarkdownChunks} can always tell the two apart and undo exactly what was added.
  */
+
+import type { Measure } from "../../channels/markdown/measure.js";
 import { closerOf, type Fence, fenceAtEnd, type Line, scanLines, step } from "./fence.js";
-import type { Measure } from "./markdown/measure.js";
 
 /** Cut quality, best first. */
 enum Level {

@@ -1,6 +1,6 @@
 /** `antler status`: a running gateway's channel reports as a terminal table, and a line on its agent. */
-import type { ChannelReport } from "./channels/registry.js";
-import type { AgentStatus } from "./harness/types.js";
+import type { ChannelReport } from "../channels/registry.js";
+import type { AgentStatus } from "../harness/types.js";
 
 function ago(iso: string | null, now: number): string {
   if (!iso) return "-";

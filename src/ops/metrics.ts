@@ -4,7 +4,7 @@
  * Model usage goes both to counters and to the in-memory ledger behind `GET /api/usage`.
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { DispatcherObserver } from "../channels/dispatcher.js";
+import type { DispatcherObserver } from "../core/dispatcher.js";
 import type { ModelUsage } from "../harness/usage.js";
 import { type UsageLabels, UsageLedger } from "./usage.js";
 

@@ -3,10 +3,11 @@
  * text, never Markdown: what Antler writes into one (file names, types, names, a user's words)
  * must show as written, so it is escaped here, once, for whatever the channel renders.
  */
-import type { Channel, ConversationRef, MessageHandle, OutboundContent } from "../types.js";
+
+import { literalMarkdown } from "../../channels/markdown/literal.js";
+import { measureFor } from "../../channels/markdown/measure.js";
+import type { Channel, ConversationRef, MessageHandle, OutboundContent } from "../../channels/types.js";
 import { splitMarkdown } from "./chunk.js";
-import { literalMarkdown } from "./markdown/literal.js";
-import { measureFor } from "./markdown/measure.js";
 import { Outbound } from "./outbound.js";
 import { editInterval, type RenderHooks } from "./types.js";
 

@@ -6,6 +6,16 @@
  */
 import { randomBytes } from "node:crypto";
 import type { BindingStore, InboxEntry, Json, PendingQuestion } from "../bindings/types.js";
+import { accessDenial } from "../channels/kit/access.js";
+import type { ChannelSlot } from "../channels/registry.js";
+import type {
+  Channel,
+  ConversationHistory,
+  ConversationRef,
+  InboundMessage,
+  InboundSink,
+  MessageHandle,
+} from "../channels/types.js";
 import { DEFAULT_AGENT } from "../config/agents.js";
 import type { GatewayConfig } from "../config/schema.js";
 import { AntlerError, errorMessage } from "../errors.js";
@@ -14,7 +24,6 @@ import type { ApprovalAnswer, RunEvent, RunImage, RunOptions } from "../harness/
 import type { Logger } from "../log/logger.js";
 import type { MediaDesk } from "../media/desk.js";
 import type { Router } from "../routing/index.js";
-import { accessDenial } from "./access.js";
 import { acknowledgeClick, mayAnswer, refuseAnswer, tellPrivately } from "./answer-rights.js";
 import { type Answer, answerFromButton, answerFromText } from "./answers.js";
 import { ApprovalDesk } from "./approval-desk.js";
@@ -25,12 +34,10 @@ import { closeDropped, DROPPED_NOTICES, tellDropped } from "./dropped-questions.
 import { conversationHistory } from "./history.js";
 import { nextInOrder } from "./in-order.js";
 import { KeyedQueue, Semaphore } from "./queue.js";
-import type { ChannelSlot } from "./registry.js";
 import { closeQuestion, type RenderHooks, type RenderOutcome, renderRun, sendNotice } from "./render/index.js";
 import { TypingLoop } from "./render/typing.js";
 import { untilAbandoned } from "./run-guard.js";
 import { RunSlot } from "./slot-guard.js";
-import type { Channel, ConversationHistory, ConversationRef, InboundMessage, InboundSink, MessageHandle } from "./types.js";
 
 /** Optional observer for metrics; every method is a notification only. */
 export interface DispatcherObserver {

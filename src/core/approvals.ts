@@ -18,9 +18,9 @@
  * The state lives with the pending question (`PendingQuestion.approval`) as JSON.
  */
 import type { Json, PendingQuestion } from "../bindings/types.js";
+import { literalMarkdown, longestRun } from "../channels/markdown/index.js";
+import type { Channel, MessageHandle, OutboundContent } from "../channels/types.js";
 import type { ApprovalRequest, Decision, DecisionType } from "../harness/types.js";
-import { literalMarkdown, longestRun } from "./render/markdown/index.js";
-import type { Channel, MessageHandle, OutboundContent } from "./types.js";
 
 /** The stored state of one approval: its calls, the decisions so far, and its deadline. */
 export interface ApprovalState {

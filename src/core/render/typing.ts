@@ -7,8 +7,9 @@
  * first shows after `delayMs`: a reply whose first words arrive sooner needs no indicator, and
  * skipping it saves a platform call per reply.
  */
+
+import type { Channel, ConversationRef } from "../../channels/types.js";
 import type { Logger } from "../../log/logger.js";
-import type { Channel, ConversationRef } from "../types.js";
 import { withinCallLimit } from "./call-limit.js";
 import type { Outbound } from "./outbound.js";
 

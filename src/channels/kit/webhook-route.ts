@@ -3,8 +3,8 @@
  * name>`, so two instances of a platform never share a route; a path an older version used stays
  * mounted beside it as an alias (see each adapter's README).
  */
-import type { RouteHandler } from "../server/http.js";
-import type { HttpMount } from "./types.js";
+import type { RouteHandler } from "../../server/http.js";
+import type { HttpMount } from "../types.js";
 
 /** The webhook path of the channel named `channel`. */
 export function webhookPath(channel: string): string {

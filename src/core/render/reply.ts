@@ -7,11 +7,12 @@
  * by (duration / interval) + 2. Text past the length limit freezes into a finished chunk; a
  * frozen chunk gets its exact final text before anything later is posted.
  */
+
+import { type Measure, measureFor } from "../../channels/markdown/measure.js";
+import type { Channel, ConversationRef, MessageHandle, NativeStream } from "../../channels/types.js";
 import { NotModifiedError, PlatformNotFoundError, PlatformRateLimitError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
-import type { Channel, ConversationRef, MessageHandle, NativeStream } from "../types.js";
 import { type Cut, MarkdownText } from "./chunk.js";
-import { type Measure, measureFor } from "./markdown/measure.js";
 import type { Outbound } from "./outbound.js";
 import { repairMarkdown } from "./repair.js";
 

@@ -5,9 +5,9 @@
  * the question stays open.
  */
 import type { PendingQuestion } from "../bindings/types.js";
+import type { AccessRules, Channel, InboundMessage } from "../channels/types.js";
 import type { Logger } from "../log/logger.js";
 import { withinCallLimit } from "./render/call-limit.js";
-import type { AccessRules, Channel, InboundMessage } from "./types.js";
 
 /** True when the sender of `msg` may answer `pending`. Questions stored without an asker are open to all. */
 export function mayAnswer(rules: AccessRules, pending: PendingQuestion, msg: InboundMessage): boolean {

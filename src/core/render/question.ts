@@ -2,9 +2,10 @@
  * Questions from `ask_clarification`: as buttons where the channel has them and the options
  * fit, else as a numbered list the user answers by number or in their own words.
  */
+
+import { fitText, measureFor } from "../../channels/markdown/measure.js";
+import type { Channel, MessageHandle, OutboundContent } from "../../channels/types.js";
 import type { Clarification } from "../../harness/types.js";
-import type { Channel, MessageHandle, OutboundContent } from "../types.js";
-import { fitText, measureFor } from "./markdown/measure.js";
 import { noticeMarkdown } from "./notice.js";
 import { Outbound } from "./outbound.js";
 import type { RenderHooks } from "./types.js";

@@ -5,7 +5,9 @@
  * settle on its own, its late failure swallowed.
  */
 import { ChannelError } from "../../errors.js";
-import { DEFAULT_CALL_TIMEOUT_MS } from "./outbound.js";
+
+/** A platform call with no answer after this long counts as failed (SDKs often have no timeout). */
+export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 
 export async function withinCallLimit<T>(
   channel: string,

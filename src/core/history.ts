@@ -3,11 +3,12 @@
  * history from its checkpoint, and the messages still waiting for a click, rebuilt the way they
  * were sent.
  */
+
+import type { Channel, ConversationHistory, MessageHandle, WaitingMessage } from "../channels/types.js";
 import { DEFAULT_AGENT } from "../config/agents.js";
 import { approvalOf, openCalls, requestContent } from "./approvals.js";
 import type { Conversations } from "./conversations.js";
 import { questionContent } from "./render/question.js";
-import type { Channel, ConversationHistory, MessageHandle, WaitingMessage } from "./types.js";
 
 export async function conversationHistory(
   conversations: Conversations,

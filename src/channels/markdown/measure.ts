@@ -3,7 +3,7 @@
  * the channel's `maxTextLength`, so an adapter never has to guess how much room its escapes,
  * tags or tables take.
  */
-import type { ChannelCapabilities } from "../../types.js";
+import type { ChannelCapabilities } from "../types.js";
 import { fullEmitter, renderMarkdown } from "./walk.js";
 
 /** Length of a Markdown text once the platform shows it. */

@@ -3,22 +3,13 @@
  * into chat messages; it owns pacing, chunking, typing and platform-error handling for them.
  */
 
+import type { Channel, ConversationRef, MessageHandle } from "../../channels/types.js";
 import type { Clarification } from "../../harness/types.js";
 import type { Logger } from "../../log/logger.js";
-import type { Channel, ConversationRef, MessageHandle } from "../types.js";
+import type { RenderHooks } from "./hooks.js";
 import type { TypingLoop } from "./typing.js";
 
-/** Observers for metrics and status. Every hook is optional and must not throw. */
-export interface RenderHooks {
-  /** A platform call succeeded: a new message, an edit, or a native-stream call. */
-  onOutbound?(kind: "send" | "edit" | "stream"): void;
-  /** The platform answered 429; no call goes to the channel for `retryAfterMs`. */
-  onRateLimited?(retryAfterMs: number): void;
-  /** The user saw the first text of the reply. */
-  onFirstVisible?(): void;
-  /** A platform call failed (not the run's own `error` event, not a 429, not "not modified"). */
-  onError?(err: unknown): void;
-}
+export type { RenderHooks };
 
 export interface RenderOptions {
   channel: Channel;

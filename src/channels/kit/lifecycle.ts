@@ -12,8 +12,8 @@
  * It is also the channel's status tracker: the adapter reports `connected()` or
  * `degraded(reason)` as its connection comes and goes, and `noteError` for the last platform error.
  */
-import { ChannelError, errorMessage } from "../errors.js";
-import type { Channel, ChannelState, ChannelStatus, InboundSink } from "./types.js";
+import { ChannelError, errorMessage } from "../../errors.js";
+import type { Channel, ChannelState, ChannelStatus, InboundSink } from "../types.js";
 
 /** What `open` may say about the connection it made. */
 export interface OpenResult {

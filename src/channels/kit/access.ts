@@ -4,8 +4,8 @@
  * (the shared keys below); the dispatcher enforces them.
  */
 import { z } from "zod";
-import { bool, idList } from "../config/schema.js";
-import type { AccessRules, InboundMessage } from "./types.js";
+import { bool, idList } from "../../config/schema.js";
+import type { AccessRules, InboundMessage } from "../types.js";
 
 /** Config keys every adapter that has allowlists spreads into its zod schema. */
 export const accessConfigShape = {

@@ -10,9 +10,7 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type Database from "better-sqlite3";
-import { openDatabase, type Synchronous } from "../storage/sqlite.js";
-import { bindingOf, inboxOf, pendingOf } from "./rows.js";
-import { migrate } from "./sqlite-schema.js";
+import { bindingOf, inboxOf, pendingOf } from "../../bindings/rows.js";
 import {
   type BindingStore,
   DEFAULT_TENANT,
@@ -21,7 +19,9 @@ import {
   type Json,
   type PendingQuestion,
   type ThreadBinding,
-} from "./types.js";
+} from "../../bindings/types.js";
+import { openDatabase, type Synchronous } from "../sqlite.js";
+import { migrate } from "./schema.js";
 
 interface ThreadRow {
   key: string;

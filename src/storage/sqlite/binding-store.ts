@@ -1,6 +1,6 @@
 /**
  * BindingStore on SQLite (better-sqlite3, WAL). Shares the file with the agent checkpoints;
- * its tables are prefixed `antler_` (see sqlite-schema.ts for them and their migrations).
+ * its tables are prefixed `antler_` (see schema.ts for them and their migrations).
  * better-sqlite3 is synchronous and fast on one file, so the async interface here exists for
  * other backends, not for this one.
  *

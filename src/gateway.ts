@@ -7,8 +7,6 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import path from "node:path";
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import { PostgresBindingStore } from "./bindings/postgres.js";
-import { SqliteBindingStore } from "./bindings/sqlite.js";
 import type { BindingStore, InboxEntry } from "./bindings/types.js";
 import {
   type ChannelReport,
@@ -23,7 +21,6 @@ import type { ChannelSection } from "./config/schema.js";
 import { Dispatcher, type DispatcherObserver } from "./core/dispatcher.js";
 import { ReplicaLink, standbyReason } from "./core/replica-link.js";
 import { errorMessage } from "./errors.js";
-import { postgresConnection } from "./harness/backends.js";
 import { AgentDirectory, type TenantMcpReport } from "./harness/directory.js";
 import { FileOutbox, ThreadFiles } from "./harness/files.js";
 import { selectModel } from "./harness/models/index.js";
@@ -33,10 +30,10 @@ import { type Logger, secretScrubber } from "./log/logger.js";
 import { MediaDesk } from "./media/desk.js";
 import { mountAdmin, type TenantAgentStatus } from "./ops/admin.js";
 import { GatewayMetrics } from "./ops/metrics.js";
-import { Coordinator, type ReplicaInfo } from "./replicas/coordinator.js";
+import type { ReplicaInfo } from "./replicas/coordinator.js";
 import { Router, routeWarnings } from "./routing/index.js";
 import { HttpServer, httpLimits, sendJson } from "./server/http.js";
-import { connectionWarning } from "./storage/connections.js";
+import { openStorage } from "./storage/index.js";
 import { Supervisor, type SupervisorOptions } from "./supervisor.js";
 import { VERSION } from "./version.js";
 
@@ -302,30 +299,15 @@ export class Gateway {
       const addr = await this.server.listen();
       logger.info({ host: addr.address, port: addr.port }, "antler listening");
     }
-    const store: BindingStore =
-      config.storage.kind === "postgres"
-        ? await PostgresBindingStore.open({ connection: postgresConnection(config), replica: this.replicaId })
-        : new SqliteBindingStore(path.resolve(baseDir, config.storage.path), Date.now, config.storage.synchronous);
+    const { store, coordinator } = await openStorage(config.storage, {
+      baseDir,
+      replica: this.replicaId,
+      serverUrl: this.serverUrl(),
+      tenants: this.tenancy.tenants().length,
+      logger,
+    });
     this.store = store;
-    if (store instanceof PostgresBindingStore) {
-      if (await store.rowSecurityBypassed()) {
-        logger.warn(
-          "the database role of storage.url is a superuser or has BYPASSRLS: row-level security does not keep tenants apart for it; connect as a role without them (see src/bindings/README.md)",
-        );
-      }
-      const coordinator = await Coordinator.open({
-        connection: postgresConnection(config),
-        id: this.replicaId,
-        url: this.serverUrl(),
-        logger,
-      });
-      const warning = connectionWarning(
-        config.storage.pool_size,
-        this.tenancy.tenants().length,
-        (await coordinator.liveIds()).size,
-        await store.connectionLimit(),
-      );
-      if (warning) logger.warn(warning);
+    if (coordinator) {
       this.replicaLink = new ReplicaLink(coordinator, {
         slots: () => this.slots,
         dispatcher: () => this.dispatcher,

@@ -57,7 +57,6 @@ export {
   makeLeadAgent,
   RemoteHarness,
   type RuntimeFeatures,
-  TenantCheckpointSaver,
   type UsageSink,
 } from "./harness/index.js";
 export type { AgentStatus, Clarification, Harness, RunEvent, RunOptions, ThreadInfo } from "./harness/types.js";
@@ -65,3 +64,5 @@ export type { AgentStatus, Clarification, Harness, RunEvent, RunOptions, ThreadI
 export { resolveClass, resolveVariable } from "./reflection/index.js";
 // Routing chats to agents.
 export { type Route, type RouteInput, Router } from "./routing/index.js";
+// Storage: the SQLite checkpointer that keeps one tenant's checkpoints apart.
+export { TenantCheckpointSaver } from "./storage/index.js";

@@ -38,6 +38,16 @@ const TOP = [
   "src/supervisor.ts",
   "src/testing",
 ];
+/** One folder per storage kind; only the registry (src/storage/index.ts) names them. */
+const STORAGE_KINDS = readdirSync(path.join(SRC, "storage"), { withFileTypes: true })
+  .filter((e) => e.isDirectory())
+  .map((e) => `src/storage/${e.name}`);
+/** The storage room above its root: the kinds, their contract and the registry. */
+const STORAGE_ABOVE_ROOT = [...STORAGE_KINDS, "src/storage/kind.ts", "src/storage/index.ts"];
+/** The storage root's low pieces: every file at src/storage/ but the kind contract and the registry. */
+const STORAGE_ROOT = readdirSync(path.join(SRC, "storage"), { withFileTypes: true })
+  .filter((e) => e.isFile() && e.name.endsWith(".ts") && !["kind.ts", "index.ts"].includes(e.name))
+  .map((e) => `src/storage/${e.name}`);
 const rules: Array<[string, string[]]> = [
   ["src/ops", TOP],
   ["src/core", ["src/ops", ...TOP]],
@@ -53,11 +63,36 @@ const rules: Array<[string, string[]]> = [
   ],
   [
     "src/replicas",
-    ["src/channels", "src/core", "src/ops", "src/media", "src/harness", "src/bindings", "src/server", "src/routing", ...TOP],
+    [
+      "src/channels",
+      "src/core",
+      "src/ops",
+      "src/media",
+      "src/harness",
+      "src/bindings",
+      "src/server",
+      "src/routing",
+      ...STORAGE_ABOVE_ROOT,
+      ...TOP,
+    ],
   ],
+  // The binding store's contract sits on the storage root's low pieces (json, tenant) only.
   [
     "src/bindings",
-    ["src/channels", "src/core", "src/ops", "src/media", "src/harness", "src/server", "src/routing", "src/replicas", ...TOP],
+    [
+      "src/channels",
+      "src/core",
+      "src/ops",
+      "src/media",
+      "src/harness",
+      "src/server",
+      "src/routing",
+      "src/replicas",
+      "src/config",
+      "src/reflection",
+      ...STORAGE_ABOVE_ROOT,
+      ...TOP,
+    ],
   ],
   [
     "src/server",
@@ -87,11 +122,19 @@ const rules: Array<[string, string[]]> = [
       "src/routing",
       "src/replicas",
       "src/reflection",
+      ...STORAGE_ABOVE_ROOT,
       ...TOP,
     ],
   ],
+  // The storage room as a whole: below everything that uses storage.
   [
     "src/storage",
+    ["src/channels", "src/core", "src/ops", "src/media", "src/harness", "src/server", "src/routing", "src/config", ...TOP],
+  ],
+  // The storage root's low pieces (connections, pools, the SQLite file, tenant, json) import no
+  // other room, nor the kinds built on them.
+  ...STORAGE_ROOT.map((file): [string, string[]] => [
+    file,
     [
       "src/channels",
       "src/core",
@@ -103,8 +146,48 @@ const rules: Array<[string, string[]]> = [
       "src/routing",
       "src/replicas",
       "src/config",
+      ...STORAGE_ABOVE_ROOT,
       ...TOP,
     ],
+  ]),
+  // A storage kind builds on the binding store's contract, the replicas and the storage root;
+  // never on another kind, the registry, or what uses storage.
+  ...STORAGE_KINDS.map((kind): [string, string[]] => [
+    kind,
+    [
+      "src/channels",
+      "src/core",
+      "src/ops",
+      "src/media",
+      "src/harness",
+      "src/server",
+      "src/routing",
+      "src/config",
+      "src/storage/index.ts",
+      ...STORAGE_KINDS.filter((other) => other !== kind),
+      ...TOP,
+    ],
+  ]),
+  // The kind contract and the registry: the kinds, their contract's types, the replicas.
+  [
+    "src/storage/kind.ts",
+    [
+      "src/channels",
+      "src/core",
+      "src/ops",
+      "src/media",
+      "src/harness",
+      "src/server",
+      "src/routing",
+      "src/config",
+      "src/storage/index.ts",
+      ...STORAGE_KINDS,
+      ...TOP,
+    ],
+  ],
+  [
+    "src/storage/index.ts",
+    ["src/channels", "src/core", "src/ops", "src/media", "src/harness", "src/server", "src/routing", "src/config", ...TOP],
   ],
   [
     "src/reflection",
@@ -152,6 +235,17 @@ describe("layering", () => {
       .map((e) => `src/${e.name}`);
     const ruled = new Set([...rules.map(([layer]) => layer), ...TOP, "src/log"]);
     expect(rooms.filter((r) => !ruled.has(r))).toEqual([]);
+  });
+
+  it("only the storage registry imports a storage kind's folder", () => {
+    const bad = sources(SRC).flatMap((file) => {
+      const own = STORAGE_KINDS.find((kind) => file.startsWith(path.join(ROOT, kind) + path.sep));
+      if (own || file === path.join(ROOT, "src/storage/index.ts")) return [];
+      return importsOf(file)
+        .filter((t) => STORAGE_KINDS.some((kind) => t.startsWith(path.join(ROOT, kind) + path.sep)))
+        .map((t) => `${path.relative(ROOT, file)} -> ${path.relative(ROOT, t)}`);
+    });
+    expect(bad).toEqual([]);
   });
 
   it("src/log and src/errors.ts import no other room", () => {

@@ -1,8 +1,9 @@
 /**
  * The binding store: Antler's durable memory of chats. It maps conversation keys to agent
  * threads, remembers each thread's unanswered question, and keeps an inbox of received events
- * for dedupe and crash recovery. SQLite implements it for one process; a Postgres store can
- * implement it for several (run `bindingStoreContract` against it).
+ * for dedupe and crash recovery: three concerns (`Bindings`, `PendingQuestions`, `Inbox`), and
+ * `BindingStore` is all three for one tenant. Each storage kind (src/storage/<kind>/) implements
+ * it; `bindingStoreContract` (antler/testing) is the behaviour every implementation must have.
  *
  * Values the caller stores as JSON (refs, handles, payloads) are opaque here: this layer sits
  * below the channels and knows nothing of their types.
@@ -72,12 +73,11 @@ export interface InboxEntry {
   owner?: string;
 }
 
-export interface BindingStore {
-  /** The tenant whose rows this store reads and writes. The store a caller opens is the default tenant's. */
-  readonly tenant: string;
-  /** A view of the same storage limited to `tenant`'s rows; closing a view closes nothing. */
-  forTenant(tenant: string): BindingStore;
-
+/**
+ * Bindings: which agent thread each conversation is on (`/new` starts another, the old ones are
+ * kept as history), and the agent a user picked for it with `/agent`.
+ */
+export interface Bindings {
   /** The current thread of a conversation, if any. */
   currentThread(key: string): Promise<string | undefined>;
   /** The current binding of a conversation (thread and agent), if any. */
@@ -94,7 +94,10 @@ export interface BindingStore {
   chosenAgent(key: string): Promise<string | undefined>;
   /** Sets (or, with undefined, clears) the conversation's picked agent. */
   setChosenAgent(key: string, agent: string | undefined): Promise<void>;
+}
 
+/** Pending questions: at most one unanswered question (or tool approval) per thread. */
+export interface PendingQuestions {
   /** Stores (or replaces) the pending question of its thread. */
   setPending(question: PendingQuestion): Promise<void>;
   getPending(threadId: string): Promise<PendingQuestion | undefined>;
@@ -103,7 +106,13 @@ export interface BindingStore {
   clearPending(threadId: string): Promise<void>;
   /** Every pending tool approval, oldest first (their deadlines are armed again after a restart). */
   pendingApprovals(): Promise<PendingQuestion[]>;
+}
 
+/**
+ * The inbox: every received event, recorded before the platform is answered, for dedupe and for
+ * finishing what a crash interrupted.
+ */
+export interface Inbox {
   /** Records a received event. Returns false if the same channel+eventId was already recorded. */
   recordInbound(entry: { channel: string; eventId: string; key: string; payload: Json }): Promise<boolean>;
   setInboxState(channel: string, eventId: string, state: InboxState, error?: string): Promise<void>;
@@ -140,7 +149,14 @@ export interface BindingStore {
   takeOver?(from: string[], channels: string[]): Promise<InboxEntry[]>;
   /** The replicas that own unfinished (`received` or `running`) events, without reading the events. */
   unfinishedOwners?(): Promise<string[]>;
+}
 
+/** One tenant's bindings, pending questions and inbox, over storage its views share. */
+export interface BindingStore extends Bindings, PendingQuestions, Inbox {
+  /** The tenant whose rows this store reads and writes. The store a caller opens is the default tenant's. */
+  readonly tenant: string;
+  /** A view of the same storage limited to `tenant`'s rows; closing a view closes nothing. */
+  forTenant(tenant: string): BindingStore;
   /** Closes the storage; on a view from `forTenant` it does nothing. */
   close(): Promise<void>;
 }

@@ -3,28 +3,21 @@
  * - `embedded`: the lead agent built from config (model, tools, MCP servers, middleware);
  * - `graph`: the user's own compiled graph, loaded by reflection from `graph`;
  * - `remote`: an agent on a LangGraph API server (`remote`).
- * The local two keep checkpoints in the SQLite file at `storage.path`, or with `storage.kind:
- * postgres` in the database at `storage.url` (checkpoints-postgres.ts); a remote agent keeps its
- * own on its server.
+ * The local two keep checkpoints where the configured storage kind keeps them (src/storage/: the
+ * SQLite file at `storage.path`, or the database at `storage.url`); a remote agent keeps its own
+ * on its server.
  *
  * `buildAgent` builds one agent from parts its caller owns. `createAgentBackend` and
  * `createHarness` are the one-agent entry points (SDK use, tests): they open the database and
  * start the MCP servers themselves, and the harness they return releases both when closed. The
  * gateway builds every tenant's agents through the agent directory (directory.ts) instead.
  */
-import { mkdirSync } from "node:fs";
-import path from "node:path";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
-import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
-import type Database from "better-sqlite3";
 import type { AgentConfig, AppConfig } from "../config/schema.js";
 import type { Logger } from "../log/logger.js";
-import type { PostgresConnection } from "../storage/postgres.js";
-import { openDatabase } from "../storage/sqlite.js";
-import { DEFAULT_TENANT } from "../storage/tenant.js";
+import { type Checkpoints, openCheckpoints } from "../storage/index.js";
 import { makeLeadAgent } from "./agent.js";
-import { PostgresCheckpoints } from "./checkpoints-postgres.js";
 import { loadUserGraph } from "./graph.js";
 import { McpServers } from "./mcp/index.js";
 import { AgentHarness } from "./runtime.js";
@@ -129,14 +122,12 @@ export async function createHarness(options: CreateHarnessOptions): Promise<Agen
 /** One agent whose harness opens and releases its own database and MCP servers. */
 async function createOwned(options: CreateHarnessOptions, settings: AgentConfig): Promise<Harness> {
   const { config, baseDir, logger } = options;
-  let db: Database.Database | undefined;
-  let postgres: PostgresCheckpoints | undefined;
+  let checkpoints: Checkpoints | undefined;
   let mcp: McpServers | undefined;
   const extra = options.tools ?? [];
   const release = async () => {
     await mcp?.close();
-    db?.close();
-    await postgres?.close();
+    await checkpoints?.close();
   };
   try {
     const configTools =
@@ -158,12 +149,8 @@ async function createOwned(options: CreateHarnessOptions, settings: AgentConfig)
       baseDir,
       logger,
       checkpointer: () => {
-        if (config.storage.kind === "postgres") {
-          postgres ??= new PostgresCheckpoints(postgresConnection(config));
-          return postgres.saver(DEFAULT_TENANT);
-        }
-        db ??= openCheckpoints(config, baseDir);
-        return new SqliteSaver(db);
+        checkpoints ??= openCheckpoints(config.storage, baseDir);
+        return checkpoints.saver();
       },
       configTools: async () => configTools,
       tools: async () => [...extra, ...(started?.tools ?? [])],
@@ -181,16 +168,4 @@ async function createOwned(options: CreateHarnessOptions, settings: AgentConfig)
 export function chosenTools<T>(config: AppConfig, settings: AgentConfig, loaded: T[]): T[] {
   const named = settings.tools;
   return named ? loaded.filter((_, i) => named.includes(config.tools[i]?.name ?? "")) : loaded;
-}
-
-/** The database of `storage.kind: postgres` (the schema makes `storage.url` required there). */
-export function postgresConnection(config: AppConfig): PostgresConnection {
-  return { url: config.storage.url ?? "", poolSize: config.storage.pool_size };
-}
-
-/** Opens the checkpoint database (WAL) at storage.path. */
-export function openCheckpoints(config: AppConfig, baseDir: string): Database.Database {
-  const file = path.resolve(baseDir, config.storage.path);
-  mkdirSync(path.dirname(file), { recursive: true });
-  return openDatabase(file, config.storage.synchronous);
 }

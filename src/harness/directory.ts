@@ -3,22 +3,21 @@
  * serves a chat once routing has named the tenant and the agent.
  *
  * Each tenant gets its own instance of every agent it may use (its own agents and the shared
- * ones), with its own checkpointer: over the shared SQLite file, whose checkpoints carry the
- * tenant, or (`storage.kind: postgres`) in a PostgreSQL schema of its own; and its own MCP clients: one set per tenant, started for the servers its agents name.
+ * ones), with its own checkpointer from the configured storage kind (src/storage/: in the shared
+ * SQLite file, its checkpoints marked with the tenant, or in a PostgreSQL schema of its own); and
+ * its own MCP clients: one set per tenant, started for the servers its agents name.
  * Instances are built when first asked for; `open` builds those of the given tenants at once, so
  * a broken agent fails the start instead of a chat.
  */
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
-import type Database from "better-sqlite3";
 import { DEFAULT_AGENT, DEFAULT_TENANT, Tenancy } from "../config/agents.js";
 import type { AppConfig } from "../config/schema.js";
 import { ConfigError } from "../errors.js";
 import type { Logger } from "../log/logger.js";
+import { type Checkpoints, openCheckpoints } from "../storage/index.js";
 import { approvalRuleFor } from "./approvals.js";
-import { buildAgent, chosenTools, openCheckpoints, postgresConnection } from "./backends.js";
-import { TenantCheckpointSaver } from "./checkpoints.js";
-import { PostgresCheckpoints } from "./checkpoints-postgres.js";
+import { buildAgent, chosenTools } from "./backends.js";
 import { type McpServerReport, McpServers } from "./mcp/index.js";
 import { ASK_CLARIFICATION, loadConfigTools } from "./tools/index.js";
 import type { AgentStatus, Harness } from "./types.js";
@@ -56,8 +55,7 @@ export class AgentDirectory {
   /** Which tenant each loaded user graph object serves: one object must not serve two. */
   private readonly graphTenants = new WeakMap<object, string>();
   private configTools: Promise<StructuredToolInterface[]> | undefined;
-  private db: Database.Database | undefined;
-  private postgres: PostgresCheckpoints | undefined;
+  private checkpoints: Checkpoints | undefined;
   private closed = false;
 
   private constructor(private readonly options: AgentDirectoryOptions) {
@@ -150,8 +148,7 @@ export class AgentDirectory {
     const owned = (h: Harness) => h !== this.options.harness;
     await Promise.allSettled([...this.built.values()].map(async (b) => owned(await b) && (await b).close()));
     await Promise.allSettled([...this.mcp.values()].map(async (m) => (await m).close()));
-    this.db?.close();
-    await this.postgres?.close();
+    await this.checkpoints?.close();
   }
 
   private async build(tenant: string, agent: string): Promise<Harness> {
@@ -214,13 +211,9 @@ export class AgentDirectory {
     return servers;
   }
 
-  /** The tenant's checkpointer: in its PostgreSQL schema, or over the one SQLite file at storage.path. */
+  /** The tenant's checkpointer; every tenant's share what the storage kind opens on first use. */
   private checkpointer(tenant: string): BaseCheckpointSaver | Promise<BaseCheckpointSaver> {
-    if (this.options.config.storage.kind === "postgres") {
-      this.postgres ??= new PostgresCheckpoints(postgresConnection(this.options.config));
-      return this.postgres.saver(tenant);
-    }
-    this.db ??= openCheckpoints(this.options.config, this.options.baseDir);
-    return new TenantCheckpointSaver(this.db, tenant);
+    this.checkpoints ??= openCheckpoints(this.options.config.storage, this.options.baseDir);
+    return this.checkpoints.saver(tenant);
   }
 }

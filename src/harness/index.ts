@@ -19,7 +19,6 @@ export {
   TOOL_APPROVAL,
 } from "./approvals.js";
 export { type AgentParts, buildAgent, type CreateHarnessOptions, createAgentBackend, createHarness } from "./backends.js";
-export { TenantCheckpointSaver } from "./checkpoints.js";
 export { AgentDirectory, type AgentDirectoryOptions, type AgentEntry, type TenantMcpReport } from "./directory.js";
 export { type GraphFactoryArgs, loadUserGraph } from "./graph.js";
 export { McpServer, type McpServerReport, type McpServerState, McpServers } from "./mcp/index.js";

@@ -127,12 +127,9 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   const port = options.port ?? (await freePort());
   const config = AppConfigSchema.parse({
     server: { host: "127.0.0.1", port, ...options.server },
-    // Test gateways on PostgreSQL share the server's connection limit with every other test.
-    storage: {
-      path: path.join(dir, "antler.db"),
-      ...(options.storage?.kind === "postgres" ? { pool_size: 3 } : {}),
-      ...options.storage,
-    },
+    // Test gateways on a database share the server's connection limit with every other test
+    // (a kind without pools ignores pool_size).
+    storage: { path: path.join(dir, "antler.db"), pool_size: 3, ...options.storage },
     logging: { level: "silent" },
     models: [{ ...mockModelConfig(model), max_retries: 0, ...options.modelConfig }, ...(options.models ?? [])],
     agent: options.agent ?? {},

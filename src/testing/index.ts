@@ -1,8 +1,17 @@
 /**
  * `antler/testing`: the channel contract suite and what it runs on, for adapters of Antler's own
- * and for third-party ones loaded by `use:`. It needs vitest (the suite registers tests) in the
- * project that imports it. See src/channels/README.md, "Testing an adapter".
+ * and for third-party ones loaded by `use:`, and the binding-store contract suite every storage
+ * kind's store passes. It needs vitest (the suites register tests) in the project that imports
+ * it. See src/channels/README.md, "Testing an adapter", and src/storage/README.md.
  */
+export {
+  BINDING_STORE_PARTS,
+  type BindingStoreContractOptions,
+  type BindingStorePart,
+  type BindingStoreSkip,
+  bindingStoreContract,
+  type OpenBindingStore,
+} from "./contract/binding-store.js";
 export {
   type ChannelContractOptions,
   CONTRACT_PARTS,

@@ -5,24 +5,27 @@
  */
 import type pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { PostgresBindingStore } from "../../src/bindings/postgres.js";
+import { PostgresBindingStore } from "../../src/storage/postgres/index.js";
 import { migrate, openPool } from "../../src/storage/postgres.js";
+import { bindingStoreContract } from "../../src/testing/index.js";
 import { adminQuery, freshSchema, postgresUrl } from "../helpers/postgres.js";
-import { bindingStoreContract } from "./contract.js";
 
 let url = "";
-bindingStoreContract("postgres", {
-  async open(clock) {
+bindingStoreContract(
+  "postgres",
+  async (clock) => {
     url = (await freshSchema("bind")).url;
     return PostgresBindingStore.open({ connection: { url }, replica: "replica-1", now: clock });
   },
-  async reopen(clock) {
-    return PostgresBindingStore.open({ connection: { url }, replica: "replica-1", now: clock });
+  {
+    async reopen(clock) {
+      return PostgresBindingStore.open({ connection: { url }, replica: "replica-1", now: clock });
+    },
+    async openReplica(replica, clock) {
+      return PostgresBindingStore.open({ connection: { url }, replica, now: clock });
+    },
   },
-  async openReplica(replica, clock) {
-    return PostgresBindingStore.open({ connection: { url }, replica, now: clock });
-  },
-});
+);
 
 const pools: pg.Pool[] = [];
 const stores: PostgresBindingStore[] = [];

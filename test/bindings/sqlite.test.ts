@@ -3,21 +3,24 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { SqliteBindingStore } from "../../src/bindings/sqlite.js";
+import { SqliteBindingStore } from "../../src/storage/sqlite/index.js";
 import { openDatabase } from "../../src/storage/sqlite.js";
-import { bindingStoreContract } from "./contract.js";
+import { bindingStoreContract } from "../../src/testing/index.js";
 
 let file = "";
-bindingStoreContract("sqlite", {
-  async open(clock) {
+bindingStoreContract(
+  "sqlite",
+  async (clock) => {
     file = path.join(mkdtempSync(path.join(tmpdir(), "antler-bind-")), "nested", "antler.db");
     return new SqliteBindingStore(file, clock);
   },
-  async reopen(clock) {
-    return new SqliteBindingStore(file, clock);
+  {
+    async reopen(clock) {
+      return new SqliteBindingStore(file, clock);
+    },
+    skip: [{ part: "replicas", reason: "a SQLite file serves one gateway process, so its store has no replica methods" }],
   },
-  noReplicas: "a SQLite file serves one gateway process, so its store has no replica methods",
-});
+);
 
 describe("SqliteBindingStore migration", () => {
   it("adds the asked_by column to a database written before it existed, keeping its questions", async () => {

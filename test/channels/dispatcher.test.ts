@@ -3,12 +3,12 @@
  * ordering, parallelism, commands, and questions that outlive a restart.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { SqliteBindingStore } from "../../src/bindings/sqlite.js";
 import type { InboundMessage } from "../../src/channels/types.js";
 import { NOTICES } from "../../src/core/dispatcher.js";
 import { PlatformAuthError } from "../../src/errors.js";
 import { MESSAGES } from "../../src/harness/run-errors.js";
 import type { Harness, RunEvent } from "../../src/harness/types.js";
+import { SqliteBindingStore } from "../../src/storage/sqlite/index.js";
 import type { SupervisorOptions } from "../../src/supervisor.js";
 import { eventually, sleep, startTestGateway, type TestGateway } from "../contract/gateway.js";
 import { LoopbackWorld } from "../fakes/loopback.js";

@@ -5,8 +5,8 @@
 import { randomBytes } from "node:crypto";
 import { Command } from "@langchain/langgraph";
 import { afterEach, describe, expect, it } from "vitest";
-import { checkpointSchema, PostgresCheckpoints } from "../../src/harness/checkpoints-postgres.js";
 import { createLogger } from "../../src/log/logger.js";
+import { checkpointSchema, PostgresCheckpoints } from "../../src/storage/postgres/index.js";
 import { eventually, startTestGateway, type TestGateway } from "../contract/gateway.js";
 import { LoopbackWorld } from "../fakes/loopback.js";
 import { contentText, type MockModel, startMockModel } from "../fakes/openai.js";

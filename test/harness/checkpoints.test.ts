@@ -6,7 +6,7 @@ import { Command } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { TenantCheckpointSaver } from "../../src/harness/checkpoints.js";
+import { TenantCheckpointSaver } from "../../src/storage/sqlite/index.js";
 import { DEFAULT_TENANT } from "../../src/storage/tenant.js";
 import { pausingGraph } from "./pausing-graph.js";
 

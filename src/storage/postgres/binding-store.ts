@@ -4,16 +4,14 @@
  * methods (`claimInbound`, `nextReceived`, `takeOver`) are single statements whose row locks
  * make them safe between replicas.
  *
- * Tenants: row-level security keeps them apart (see postgres-schema.ts), and each tenant view has
+ * Tenants: row-level security keeps them apart (see schema.ts), and each tenant view has
  * its own small pool whose connections open with `antler.tenant` set to that tenant. Fixing the
  * tenant when a connection opens means no statement can run under a missing or stale tenant, and
  * every call stays one round trip; `SET LOCAL` would need a transaction (three round trips) around
  * each. The statements still name the tenant, so the indexes serve them.
  */
 import type pg from "pg";
-import { migrate, openPool, type PostgresConnection, whereIs } from "../storage/postgres.js";
-import { SCHEMA_NAME, STEPS } from "./postgres-schema.js";
-import { type BindingRecord, bindingOf, type InboxRecord, inboxOf, type PendingRecord, pendingOf } from "./rows.js";
+import { type BindingRecord, bindingOf, type InboxRecord, inboxOf, type PendingRecord, pendingOf } from "../../bindings/rows.js";
 import {
   type BindingStore,
   DEFAULT_TENANT,
@@ -22,7 +20,9 @@ import {
   type Json,
   type PendingQuestion,
   type ThreadBinding,
-} from "./types.js";
+} from "../../bindings/types.js";
+import { migrate, openPool, type PostgresConnection, whereIs } from "../postgres.js";
+import { SCHEMA_NAME, STEPS } from "./schema.js";
 
 export interface PostgresBindingStoreOptions {
   /** The database (URL and pool size); each tenant gets a pool of this size. */
@@ -86,7 +86,7 @@ class PostgresTenantStore implements BindingStore {
     return pool;
   }
 
-  private async rows<T extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<T[]> {
+  protected async rows<T extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<T[]> {
     return (await this.pool().query<T>(text, values)).rows;
   }
 
@@ -249,27 +249,6 @@ class PostgresTenantStore implements BindingStore {
     return rows.map((r) => r.owner);
   }
 
-  /**
-   * True when the database role skips row-level security (a superuser, or BYPASSRLS): tenants'
-   * rows are then kept apart only by Antler's own statements.
-   */
-  async rowSecurityBypassed(): Promise<boolean> {
-    const rows = await this.rows<{ bypass: boolean }>(
-      "SELECT rolsuper OR rolbypassrls AS bypass FROM pg_roles WHERE rolname = current_user",
-      [],
-    );
-    return rows[0]?.bypass === true;
-  }
-
-  /** How many connections ordinary roles may open on the server: `max_connections` less the superusers' reserve. */
-  async connectionLimit(): Promise<number> {
-    const [row] = await this.rows<{ available: number }>(
-      "SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int AS available",
-      [],
-    );
-    return Number(row?.available ?? 0);
-  }
-
   async pruneInbox(before: number): Promise<number> {
     const result = await this.pool().query(
       "DELETE FROM antler_inbox WHERE tenant = $1 AND state IN ('done', 'failed') AND received_at < $2",
@@ -342,6 +321,27 @@ export class PostgresBindingStore extends PostgresTenantStore {
       });
     }
     return store;
+  }
+
+  /**
+   * True when the database role skips row-level security (a superuser, or BYPASSRLS): tenants'
+   * rows are then kept apart only by Antler's own statements.
+   */
+  async rowSecurityBypassed(): Promise<boolean> {
+    const rows = await this.rows<{ bypass: boolean }>(
+      "SELECT rolsuper OR rolbypassrls AS bypass FROM pg_roles WHERE rolname = current_user",
+      [],
+    );
+    return rows[0]?.bypass === true;
+  }
+
+  /** How many connections ordinary roles may open on the server: `max_connections` less the superusers' reserve. */
+  async connectionLimit(): Promise<number> {
+    const [row] = await this.rows<{ available: number }>(
+      "SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int AS available",
+      [],
+    );
+    return Number(row?.available ?? 0);
   }
 
   override async close(): Promise<void> {

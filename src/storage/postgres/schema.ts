@@ -10,7 +10,7 @@
  *   in its `antler.tenant` setting, and none without one. FORCE applies it to the tables' owner
  *   too; only a superuser or a BYPASSRLS role escapes it.
  */
-import { TENANT_SETTING } from "../storage/postgres.js";
+import { TENANT_SETTING } from "../postgres.js";
 
 export const SCHEMA_NAME = "bindings";
 

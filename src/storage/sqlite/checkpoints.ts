@@ -1,6 +1,7 @@
 /**
- * The agent checkpointer of one tenant, over the SQLite file Antler shares with the binding
- * store. It is LangGraph's `SqliteSaver` with the tenant added:
+ * Agent checkpoints in the SQLite file Antler shares with the binding store: one connection for
+ * every tenant's checkpointer (`SqliteCheckpoints`), and the checkpointer of one tenant
+ * (`TenantCheckpointSaver`). That is LangGraph's `SqliteSaver` with the tenant added:
  * - every checkpoint it writes has `tenant` in its metadata;
  * - reads (`getTuple`, `list`, and what LangGraph builds on them: state, history, replay, resume)
  *   treat another tenant's checkpoints as absent. A checkpoint without `tenant`, written before
@@ -12,11 +13,15 @@
  * a key to the metadata it already stores. `putWrites` is not checked: writes hang off a checkpoint
  * id, and this saver hands out the ids of its own tenant's checkpoints only.
  */
+import { mkdirSync } from "node:fs";
+import path from "node:path";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { Checkpoint, CheckpointListOptions, CheckpointMetadata, CheckpointTuple } from "@langchain/langgraph-checkpoint";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import type Database from "better-sqlite3";
-import { DEFAULT_TENANT } from "../storage/tenant.js";
+import type { Checkpoints } from "../kind.js";
+import { openDatabase, type Synchronous } from "../sqlite.js";
+import { DEFAULT_TENANT } from "../tenant.js";
 
 /** True for a row of `checkpoints` that belongs to `@tenant`; the default serde stores metadata as JSON. */
 const OWNED = `COALESCE(json_extract(CAST(metadata AS TEXT), '$.tenant'), '${DEFAULT_TENANT}') = @tenant`;
@@ -114,5 +119,25 @@ export class TenantCheckpointSaver extends SqliteSaver {
     const sql = `SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints WHERE ${where.join(" AND ")}
       ORDER BY checkpoint_id DESC${limit ? ` LIMIT ${Math.trunc(limit)}` : ""}`;
     return this.db.prepare(sql).all(args) as CheckpointKey[];
+  }
+}
+
+/** Every tenant's checkpointer over one connection to the file; `close` closes it. */
+export class SqliteCheckpoints implements Checkpoints {
+  private readonly db: Database.Database;
+
+  /** Opens `file` (WAL), creating its folder first. */
+  constructor(file: string, synchronous: Synchronous) {
+    mkdirSync(path.dirname(file), { recursive: true });
+    this.db = openDatabase(file, synchronous);
+  }
+
+  /** `tenant`'s saver; without a tenant, LangGraph's own, whose untagged checkpoints are the default tenant's. */
+  saver(tenant?: string): SqliteSaver {
+    return tenant === undefined ? new SqliteSaver(this.db) : new TenantCheckpointSaver(this.db, tenant);
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
   }
 }

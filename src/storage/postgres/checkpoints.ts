@@ -11,7 +11,9 @@
 import { createHash } from "node:crypto";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import type pg from "pg";
-import { openPool, type PostgresConnection, withMigrationLock } from "../storage/postgres.js";
+import type { Checkpoints } from "../kind.js";
+import { openPool, type PostgresConnection, withMigrationLock } from "../postgres.js";
+import { DEFAULT_TENANT } from "../tenant.js";
 
 const PREFIX = "antler_checkpoints_";
 
@@ -31,7 +33,7 @@ export function checkpointSchema(tenant: string): string {
 }
 
 /** Every tenant's checkpointer over one database; `close` ends the pool they share. */
-export class PostgresCheckpoints {
+export class PostgresCheckpoints implements Checkpoints {
   private readonly pool: pg.Pool;
   private readonly savers = new Map<string, Promise<PostgresSaver>>();
 
@@ -39,8 +41,8 @@ export class PostgresCheckpoints {
     this.pool = openPool(connection);
   }
 
-  /** The tenant's checkpointer, its tables created on first use. */
-  saver(tenant: string): Promise<PostgresSaver> {
+  /** The tenant's checkpointer (a lone agent's is the default tenant's), its tables created on first use. */
+  saver(tenant: string = DEFAULT_TENANT): Promise<PostgresSaver> {
     let saver = this.savers.get(tenant);
     if (!saver) {
       const created = new PostgresSaver(this.pool, undefined, { schema: checkpointSchema(tenant) });

@@ -1,6 +1,6 @@
 /**
  * BindingStore on SQLite (better-sqlite3, WAL). Shares the file with the agent checkpoints;
- * its tables are prefixed `antler_` (see sqlite-schema.ts for them and their migrations).
+ * its tables are prefixed `antler_` (see schema.ts for them and their migrations).
  * better-sqlite3 is synchronous and fast on one file, so the async interface here exists for
  * other backends, not for this one.
  *
@@ -10,9 +10,7 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type Database from "better-sqlite3";
-import { openDatabase, type Synchronous } from "../storage/sqlite.js";
-import { bindingOf, inboxOf, pendingOf } from "./rows.js";
-import { migrate } from "./sqlite-schema.js";
+import { bindingOf, inboxOf, pendingOf } from "../../bindings/rows.js";
 import {
   type BindingStore,
   DEFAULT_TENANT,
@@ -21,7 +19,9 @@ import {
   type Json,
   type PendingQuestion,
   type ThreadBinding,
-} from "./types.js";
+} from "../../bindings/types.js";
+import { openDatabase, type Synchronous } from "../sqlite.js";
+import { migrate } from "./schema.js";
 
 interface ThreadRow {
   key: string;

@@ -9,7 +9,7 @@
  * the file as it was.
  */
 import type Database from "better-sqlite3";
-import { DEFAULT_TENANT } from "../storage/tenant.js";
+import { DEFAULT_TENANT } from "../tenant.js";
 
 /** The tables as they were before versions were recorded (asked_by came last). */
 const UNVERSIONED = `

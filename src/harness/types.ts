@@ -213,3 +213,6 @@ export interface Harness {
   /** Releases checkpointer and model clients. */
   close(): Promise<void>;
 }
+
+/** The methods a `Harness` must have; a backend of your own (`backend: "module:Export"`) is checked for them. */
+export const REQUIRED_HARNESS_METHODS = ["run", "resume", "cancel", "getThread", "close"] as const;

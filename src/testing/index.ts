@@ -3,6 +3,13 @@
  * and for third-party ones loaded by `use:`. It needs vitest (the suite registers tests) in the
  * project that imports it. See src/channels/README.md, "Testing an adapter".
  */
+
+export {
+  type HarnessContractOptions,
+  type HarnessContractTest,
+  type HarnessSubject,
+  harnessContract,
+} from "./contract/harness.js";
 export {
   type ChannelContractOptions,
   CONTRACT_PARTS,

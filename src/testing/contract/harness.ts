@@ -1,14 +1,16 @@
 /**
  * The harness contract suite: what every agent backend must do for the chat core, whatever runs
- * the agent (the embedded agent, a user's graph, a LangGraph API server). Each backend's test file
- * calls `harnessContract(label, start)`; `start` gives a harness whose agent talks to the mock
- * model and can call `ask_clarification`. A backend may skip a test only by saying why.
+ * the agent (the embedded agent, a user's graph, a LangGraph API server, a `Harness` class of
+ * your own). Each backend's test file calls `harnessContract(label, start)`; `start` gives a
+ * harness whose agent talks to the mock model (mock-model.ts) and can call `ask_clarification`.
+ * It is published as `antler/testing`, so a backend loaded by `backend: "module:Export"` runs
+ * the same checks. A backend may skip a test only by saying why.
  */
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Harness, RunEvent } from "../../src/harness/types.js";
-import type { MockModel } from "../fakes/openai.js";
-import { collect, deltas, last, runUntil } from "./helpers.js";
+import type { Harness, RunEvent } from "../../harness/types.js";
+import type { MockModel } from "../mock-model.js";
+import { collect, deltas, last, runUntil } from "../runs.js";
 
 export interface HarnessSubject {
   harness: Harness;
@@ -17,9 +19,12 @@ export interface HarnessSubject {
   close(): Promise<void>;
 }
 
-export interface ContractOptions {
-  /** Tests this backend skips, each with the reason. */
-  skip?: Array<{ test: string; reason: string }>;
+/** The contract's tests, by the name `skip` takes. */
+export type HarnessContractTest = keyof typeof TESTS;
+
+export interface HarnessContractOptions {
+  /** Tests this backend skips, each with the reason (required). */
+  skip?: Array<{ test: HarnessContractTest; reason: string }>;
 }
 
 const TESTS = {
@@ -40,9 +45,12 @@ function history(mock: MockModel): string[] | undefined {
     .map((m) => `${m.role}:${m.tool_call_id ?? m.content}`);
 }
 
-export function harnessContract(label: string, start: () => Promise<HarnessSubject>, options: ContractOptions = {}): void {
-  const skipped = new Map((options.skip ?? []).map((s) => [s.test, s.reason]));
-  const test = (name: keyof typeof TESTS, fn: () => Promise<void>) => {
+export function harnessContract(label: string, start: () => Promise<HarnessSubject>, options: HarnessContractOptions = {}): void {
+  for (const s of options.skip ?? []) {
+    if (!s.reason?.trim()) throw new Error(`harnessContract(${label}): skipping "${s.test}" needs a reason`);
+  }
+  const skipped = new Map<string, string>((options.skip ?? []).map((s) => [s.test, s.reason]));
+  const test = (name: HarnessContractTest, fn: () => Promise<void>) => {
     const reason = skipped.get(name);
     if (reason) it.skip(`${TESTS[name]} (skipped: ${reason})`, fn);
     else it(TESTS[name], fn);

@@ -11,6 +11,9 @@
  *   starting a second one.
  * - `/stop`, a timeout or a reader that stops early cancels the server run, and the thread is
  *   repaired (open tool calls closed, the text already shown kept) so the next run works.
+ *
+ * One run per thread at a time (thread-runs.ts); a run's stream parts become RunEvents in
+ * stream.ts, and the server threads are read and written in threads.ts.
  */
 import { Client } from "@langchain/langgraph-sdk";
 import type { RemoteAgentConfig } from "../../config/schema.js";
@@ -40,8 +43,6 @@ import { loggable, toRemoteFailure } from "./errors.js";
 import { endedWithQuestion, messagesIn } from "./messages.js";
 import { finishRun, handlePart, type RemoteRun, STREAM_MODES, type StreamPart, userInput } from "./stream.js";
 import { ServerThreads, TAG_KEY } from "./threads.js";
-
-export { TAG_KEY };
 
 export interface RemoteHarnessOptions {
   settings: RemoteAgentConfig;

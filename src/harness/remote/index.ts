@@ -7,7 +7,8 @@ import { ConfigError } from "../../errors.js";
 import type { BackendFactory } from "../backend-factory.js";
 import { RemoteHarness } from "./harness.js";
 
-export { RemoteHarness, type RemoteHarnessOptions, TAG_KEY } from "./harness.js";
+export { RemoteHarness, type RemoteHarnessOptions } from "./harness.js";
+export { TAG_KEY } from "./threads.js";
 
 export const remoteBackend: BackendFactory = async ({ settings, section, logger, onUsage }) => {
   if (!settings.remote) {

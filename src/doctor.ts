@@ -11,7 +11,7 @@ import { DEFAULT_AGENT, Tenancy } from "./config/agents.js";
 import type { LoadedConfig } from "./config/loader.js";
 import type { ModelConfig } from "./config/schema.js";
 import { errorMessage } from "./errors.js";
-import { loadUserGraph } from "./harness/graph.js";
+import { loadUserGraph } from "./harness/graph/index.js";
 import { type McpServerReport, McpServers } from "./harness/mcp/index.js";
 import { probeModel } from "./harness/models/probe.js";
 import { ASK_CLARIFICATION } from "./harness/tools/index.js";

@@ -60,6 +60,7 @@ export {
   type UsageSink,
 } from "./harness/index.js";
 export type { AgentStatus, Clarification, Harness, RunEvent, RunOptions, ThreadInfo } from "./harness/types.js";
+export type { HarnessClass, HarnessContext } from "./harness/use-backend.js";
 // Plug-ins by path.
 export { resolveClass, resolveVariable } from "./reflection/index.js";
 // Routing chats to agents.

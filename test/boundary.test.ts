@@ -208,6 +208,11 @@ const rules: Array<[string, string[]]> = [
   ],
   // An adapter uses the contract, the kit and the Markdown walker; never another adapter.
   ...ADAPTERS.map((a): [string, string[]] => [a, ADAPTERS.filter((b) => b !== a)]),
+  // An agent backend uses the harness's shared pieces, never another backend; only a user's graph
+  // runs on the embedded backend's runtime. Only the registry (backends.ts) knows them all.
+  ["src/harness/embedded", ["src/harness/graph", "src/harness/remote", "src/harness/backends.ts"]],
+  ["src/harness/graph", ["src/harness/remote", "src/harness/backends.ts"]],
+  ["src/harness/remote", ["src/harness/embedded", "src/harness/graph", "src/harness/backends.ts"]],
 ];
 
 function crossings(layer: string, forbidden: string[]): string[] {

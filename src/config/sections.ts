@@ -213,11 +213,25 @@ const Approvals = z
   })
   .default({});
 
+/** The agent backends Antler brings (src/harness/backends.ts); any other `backend` is a class of your own. */
+export const BUILTIN_BACKENDS = ["embedded", "graph", "remote"] as const;
+export type BuiltinBackend = (typeof BUILTIN_BACKENDS)[number];
+
+/** A built-in backend's name, or `"module:Export"` of a class implementing `Harness`. */
+const Backend = z
+  .string()
+  .refine((v) => (BUILTIN_BACKENDS as readonly string[]).includes(v) || /^.+:[^:]+$/.test(v), {
+    message: `must be ${BUILTIN_BACKENDS.join(", ")}, or "module:Export" of a Harness class of your own (relative to this file)`,
+  })
+  .default("embedded");
+
 export const AgentConfig = z
   .strictObject({
-    backend: z.enum(["embedded", "graph", "remote"]).default("embedded"),
+    backend: Backend,
     graph: z.string().optional(),
     remote: RemoteAgentConfig.optional(),
+    /** Settings of a backend of your own (`backend: "module:Export"`), handed to it as they are. */
+    options: z.record(z.string(), z.unknown()).optional(),
     name: z.string().default("antler"),
     /** One line shown next to the agent's name by `/agent`. */
     description: z.string().optional(),

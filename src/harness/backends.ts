@@ -1,8 +1,10 @@
 /**
- * The three agent backends behind the one `Harness` contract, chosen by an agent's `backend`:
- * - `embedded`: the lead agent built from config (model, tools, MCP servers, middleware);
- * - `graph`: the user's own compiled graph, loaded by reflection from `graph`;
- * - `remote`: an agent on a LangGraph API server (`remote`).
+ * The backend registry: an agent's `backend` names the factory that builds its harness, one per
+ * folder, all of one shape (`BackendFactory`, backend-factory.ts):
+ * - `embedded` (embedded/): the lead agent built from config (model, tools, MCP servers, middleware);
+ * - `graph` (graph/): the user's own compiled graph, loaded by reflection from `graph`;
+ * - `remote` (remote/): an agent on a LangGraph API server (`remote`);
+ * - any other value is `"module:Export"` of a class implementing `Harness` (use-backend.ts).
  * The local two keep checkpoints where the configured storage kind keeps them (src/storage/: the
  * SQLite file at `storage.path`, or the database at `storage.url`); a remote agent keeps its own
  * on its server.
@@ -13,17 +15,18 @@
  * gateway builds every tenant's agents through the agent directory (directory.ts) instead.
  */
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import type { BaseCheckpointSaver } from "@langchain/langgraph";
-import type { AgentConfig, AppConfig } from "../config/schema.js";
+import type { AgentConfig, AppConfig, BuiltinBackend } from "../config/schema.js";
 import type { Logger } from "../log/logger.js";
 import { type Checkpoints, openCheckpoints } from "../storage/index.js";
-import { makeLeadAgent } from "./agent.js";
-import { loadUserGraph } from "./graph.js";
+import type { AgentParts, BackendFactory } from "./backend-factory.js";
+import type { AgentHarness } from "./embedded/harness.js";
+import { embeddedBackend } from "./embedded/index.js";
+import { graphBackend } from "./graph/index.js";
 import { McpServers } from "./mcp/index.js";
-import { AgentHarness } from "./runtime.js";
 import { ASK_CLARIFICATION, loadConfigTools } from "./tools/index.js";
 import type { Harness } from "./types.js";
 import type { UsageSink } from "./usage.js";
+import { useBackend } from "./use-backend.js";
 
 export interface CreateHarnessOptions {
   config: AppConfig;
@@ -36,77 +39,23 @@ export interface CreateHarnessOptions {
   onUsage?: UsageSink;
 }
 
-/** Everything one agent is built from; the caller owns (and later releases) each part. */
-export interface AgentParts {
-  config: AppConfig;
-  settings: AgentConfig;
-  baseDir: string;
-  logger: Logger;
-  /** The checkpointer of a local agent; asked for only when the agent is local. */
-  checkpointer: () => BaseCheckpointSaver | Promise<BaseCheckpointSaver>;
-  /** The configured tools an embedded agent gets, already chosen. */
-  configTools: () => Promise<StructuredToolInterface[]>;
-  /** Further tools of an embedded agent (its MCP tools, extras). */
-  tools: () => Promise<StructuredToolInterface[]>;
-  onUsage?: UsageSink;
-  /** MCP servers the harness owns and closes (one-agent use). */
-  mcp?: McpServers;
-  /** Called when the harness closes, after its runs stopped. */
-  onClose?: () => void | Promise<void>;
-  /** Sees a user's graph once loaded, before it is used (throw to refuse it). */
-  onGraph?: (graph: object) => void;
+export type { AgentParts, BackendFactory } from "./backend-factory.js";
+
+/** The built-in backends; the remote one is imported when first used, so the LangGraph SDK loads only then. */
+const FACTORIES: Readonly<Record<BuiltinBackend, () => Promise<BackendFactory>>> = {
+  embedded: async () => embeddedBackend,
+  graph: async () => graphBackend,
+  remote: async () => (await import("./remote/index.js")).remoteBackend,
+};
+
+/** The factory `backend` names: a built-in one, or a class of your own (`"module:Export"`). */
+export async function backendFactory(backend: string): Promise<BackendFactory> {
+  return Object.hasOwn(FACTORIES, backend) ? FACTORIES[backend as BuiltinBackend]() : useBackend(backend);
 }
 
 /** Builds one agent of any backend from parts. */
 export async function buildAgent(parts: AgentParts): Promise<Harness> {
-  const { config, settings, baseDir, logger, onUsage, mcp, onClose } = parts;
-  if (settings.backend === "remote" && settings.remote) {
-    // The LangGraph SDK is loaded only for this backend.
-    const { RemoteHarness } = await import("./remote/index.js");
-    logger.info({ url: settings.remote.url, assistant: settings.remote.assistant_id }, "remote agent configured");
-    return new RemoteHarness({ settings: settings.remote, logger, onUsage });
-  }
-  const recursionLimit = settings.recursion_limit;
-  if (settings.backend === "graph" && settings.graph) {
-    const graph = await loadUserGraph(settings.graph, {
-      baseDir,
-      checkpointer: await parts.checkpointer(),
-      config,
-      approvals: settings.approvals,
-    });
-    parts.onGraph?.(graph);
-    logger.info({ graph: settings.graph }, "agent ready");
-    return new AgentHarness({
-      agent: graph,
-      backend: "graph",
-      modelName: settings.graph,
-      logger,
-      recursionLimit,
-      onUsage,
-      onClose,
-    });
-  }
-  const lead = await makeLeadAgent(config, {
-    agent: settings,
-    baseDir,
-    logger,
-    tools: await parts.tools(),
-    configTools: await parts.configTools(),
-    checkpointer: await parts.checkpointer(),
-    onUsage,
-  });
-  logger.info({ model: lead.modelName, tools: lead.toolNames }, "agent ready");
-  return new AgentHarness({
-    agent: lead.agent,
-    modelName: lead.modelName,
-    model: config.models.find((m) => m.name === lead.modelName),
-    logger,
-    recursionLimit,
-    mcp,
-    onUsage,
-    onClose,
-    tools: lead.tools,
-  });
+  return (await backendFactory(parts.settings.backend))(parts);
 }
 
 /** The harness `agent.backend` names (the default agent), owning its database and MCP servers. */

@@ -158,6 +158,7 @@ export class AgentDirectory {
     return buildAgent({
       config,
       settings,
+      section: agent === DEFAULT_AGENT ? "agent" : `agents.${agent}`,
       baseDir,
       logger: logger.child({ tenant, agent }),
       checkpointer: () => this.checkpointer(tenant),

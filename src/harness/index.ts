@@ -1,15 +1,7 @@
 /**
  * The harness: the agent runtime every chat message drives. Knows nothing of chats.
  */
-export {
-  type AntlerAgent,
-  type AntlerAgentParams,
-  createAntlerAgent,
-  featuresFromConfig,
-  type LeadAgent,
-  type LeadAgentOptions,
-  makeLeadAgent,
-} from "./agent.js";
+
 export {
   type ApprovalRuleLike,
   type ApprovalRules,
@@ -18,9 +10,26 @@ export {
   resolveInterruptOn,
   TOOL_APPROVAL,
 } from "./approvals.js";
-export { type AgentParts, buildAgent, type CreateHarnessOptions, createAgentBackend, createHarness } from "./backends.js";
+export {
+  type AgentParts,
+  type BackendFactory,
+  buildAgent,
+  type CreateHarnessOptions,
+  createAgentBackend,
+  createHarness,
+} from "./backends.js";
 export { AgentDirectory, type AgentDirectoryOptions, type AgentEntry, type TenantMcpReport } from "./directory.js";
-export { type GraphFactoryArgs, loadUserGraph } from "./graph.js";
+export {
+  type AntlerAgent,
+  type AntlerAgentParams,
+  createAntlerAgent,
+  featuresFromConfig,
+  type LeadAgent,
+  type LeadAgentOptions,
+  makeLeadAgent,
+} from "./embedded/agent.js";
+export { AgentHarness, type AgentHarnessOptions } from "./embedded/harness.js";
+export { type GraphFactoryArgs, loadUserGraph } from "./graph/index.js";
 export { McpServer, type McpServerReport, type McpServerState, McpServers } from "./mcp/index.js";
 export {
   buildMiddlewareChain,
@@ -32,7 +41,6 @@ export {
 export { type CreateChatModelOptions, createChatModel, selectModel } from "./models/index.js";
 export { RemoteHarness, type RemoteHarnessOptions } from "./remote/index.js";
 export type { RunErrorCode } from "./run-errors.js";
-export { AgentHarness, type AgentHarnessOptions } from "./runtime.js";
 export { ASK_CLARIFICATION, askClarificationTool, loadConfigTools } from "./tools/index.js";
 export type {
   AgentStatus,
@@ -49,3 +57,4 @@ export type {
   Usage,
 } from "./types.js";
 export type { ModelUsage, UsageKind, UsageSink } from "./usage.js";
+export type { HarnessClass, HarnessContext } from "./use-backend.js";

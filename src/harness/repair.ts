@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { AIMessage, type BaseMessage, isAIMessage, isHumanMessage, isToolMessage, ToolMessage } from "@langchain/core/messages";
-import type { LocalGraph } from "./graph.js";
+import type { LocalGraph } from "./local-graph.js";
 
 /** Why a pending tool call was closed without running. */
 export const CLOSED_CALL_TEXT = {

@@ -1,7 +1,8 @@
 /**
  * The harness contract: what a chat-facing caller may ask of the agent runtime. Three backends
  * implement it: the embedded agent built from config, a user's own compiled LangGraph graph, and
- * an agent on a LangGraph API server. `test/harness/contract.ts` is the suite every backend passes.
+ * an agent on a LangGraph API server; a class of your own may too (`backend: "module:Export"`).
+ * `harnessContract` (src/testing/contract/harness.ts) is the suite every backend passes.
  * Nothing here knows about chats, channels or platforms.
  */
 
@@ -213,3 +214,6 @@ export interface Harness {
   /** Releases checkpointer and model clients. */
   close(): Promise<void>;
 }
+
+/** The methods a `Harness` must have; a backend of your own (`backend: "module:Export"`) is checked for them. */
+export const REQUIRED_HARNESS_METHODS = ["run", "resume", "cancel", "getThread", "close"] as const;

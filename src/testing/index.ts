@@ -4,6 +4,7 @@
  * kind's store passes. It needs vitest (the suites register tests) in the project that imports
  * it. See src/channels/README.md, "Testing an adapter", and src/storage/README.md.
  */
+
 export {
   BINDING_STORE_PARTS,
   type BindingStoreContractOptions,
@@ -12,6 +13,12 @@ export {
   bindingStoreContract,
   type OpenBindingStore,
 } from "./contract/binding-store.js";
+export {
+  type HarnessContractOptions,
+  type HarnessContractTest,
+  type HarnessSubject,
+  harnessContract,
+} from "./contract/harness.js";
 export {
   type ChannelContractOptions,
   CONTRACT_PARTS,

@@ -33,7 +33,7 @@ import { lastUserText, startMockModel } from "../fakes/openai.js";
 const SERVER_WORKERS = 8;
 /** Timed rounds per side, alternated A, B, A, B. */
 const ROUNDS = 2;
-/** As the remote harness streams (src/harness/remote/index.ts). */
+/** As the remote harness streams (src/harness/remote/stream.ts). */
 const STREAM_MODES: Array<"messages-tuple" | "updates" | "values"> = ["messages-tuple", "updates", "values"];
 
 export function percentile(values: number[], p: number): number {

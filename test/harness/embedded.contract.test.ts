@@ -1,6 +1,7 @@
 /** The embedded agent, built from config, passes the harness contract. */
+
+import { harnessContract } from "../../src/testing/index.js";
 import { startMockModel } from "../fakes/openai.js";
-import { harnessContract } from "./contract.js";
 import { startHarness } from "./helpers.js";
 
 harnessContract("embedded", async () => {

@@ -10,8 +10,8 @@ import { parseConfig } from "../../src/config/loader.js";
 import { ConfigError } from "../../src/errors.js";
 import { createAgentBackend } from "../../src/harness/index.js";
 import type { Harness } from "../../src/harness/types.js";
+import { harnessContract } from "../../src/testing/index.js";
 import { type MockModel, mockModelConfig, startMockModel } from "../fakes/openai.js";
-import { harnessContract } from "./contract.js";
 import { collect, deltas, last, memoryLogger, tempDir } from "./helpers.js";
 
 const FIXTURES = path.join(import.meta.dirname, "fixtures");

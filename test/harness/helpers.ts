@@ -8,8 +8,10 @@ import { stringify } from "yaml";
 import { parseConfig } from "../../src/config/loader.js";
 import type { AppConfig } from "../../src/config/schema.js";
 import { type AgentHarness, createHarness } from "../../src/harness/index.js";
-import type { RunEvent } from "../../src/harness/types.js";
 import { createLogger, type Logger } from "../../src/log/logger.js";
+
+export { collect, deltas, last, runUntil } from "../../src/testing/runs.js";
+
 import { type MockModel, mockModelConfig } from "../fakes/openai.js";
 
 export interface TestHarness {
@@ -52,37 +54,4 @@ export async function startHarness(
   const { logger, logs } = memoryLogger();
   const harness = await createHarness({ config, baseDir, logger, tools });
   return { harness, config, baseDir, logs };
-}
-
-export async function collect(events: AsyncIterable<RunEvent>): Promise<RunEvent[]> {
-  const out: RunEvent[] = [];
-  for await (const e of events) out.push(e);
-  return out;
-}
-
-/** The one closing event of a run; fails when there is not exactly one. */
-export function last(events: RunEvent[]): RunEvent {
-  const closing = events.filter((e) => e.type === "done" || e.type === "clarification" || e.type === "error");
-  if (closing.length !== 1 || closing[0] !== events.at(-1)) {
-    throw new Error(`expected exactly one closing event at the end, got ${JSON.stringify(events.map((e) => e.type))}`);
-  }
-  return closing[0] as RunEvent;
-}
-
-export function deltas(events: RunEvent[]): string[] {
-  return events.flatMap((e) => (e.type === "text" ? [e.delta] : []));
-}
-
-/** Iterates a run until `until` matches, then calls `act`, then drains it. */
-export async function runUntil(events: AsyncIterable<RunEvent>, until: (e: RunEvent) => boolean, act: () => void) {
-  const seen: RunEvent[] = [];
-  let acted = false;
-  for await (const e of events) {
-    seen.push(e);
-    if (!acted && until(e)) {
-      acted = true;
-      act();
-    }
-  }
-  return seen;
 }

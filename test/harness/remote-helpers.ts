@@ -6,10 +6,10 @@
 import { afterAll, beforeAll } from "vitest";
 import { RemoteAgentConfig } from "../../src/config/schema.js";
 import { RemoteHarness } from "../../src/harness/index.js";
+import type { HarnessSubject } from "../../src/testing/index.js";
 import { MODEL_URL_ENV } from "../fakes/langgraph/graphs.js";
 import { type LangGraphServer, startLangGraphServer } from "../fakes/langgraph/server.js";
 import { type MockModel, startMockModel } from "../fakes/openai.js";
-import type { HarnessSubject } from "./contract.js";
 import { memoryLogger } from "./helpers.js";
 
 export interface RemoteSubject extends HarnessSubject {

@@ -7,14 +7,14 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { type AgentMiddleware, createAgent, type ReactAgent } from "langchain";
-import type { AgentConfig, AppConfig, FeaturesConfig } from "../config/schema.js";
-import { AntlerError } from "../errors.js";
-import type { Logger } from "../log/logger.js";
-import { type ApprovalRules, approvalMiddleware } from "./approvals.js";
-import { buildMiddlewareChain, type ExtraMiddleware, type RuntimeFeatures } from "./middleware/chain.js";
-import { createChatModel, selectModel } from "./models/index.js";
-import { ASK_CLARIFICATION, askClarificationTool, dedupeTools, loadConfigTools } from "./tools/index.js";
-import type { UsageSink, UsageTarget } from "./usage.js";
+import type { AgentConfig, AppConfig, FeaturesConfig } from "../../config/schema.js";
+import { AntlerError } from "../../errors.js";
+import type { Logger } from "../../log/logger.js";
+import { type ApprovalRules, approvalMiddleware } from "../approvals.js";
+import { buildMiddlewareChain, type ExtraMiddleware, type RuntimeFeatures } from "../middleware/chain.js";
+import { createChatModel, selectModel } from "../models/index.js";
+import { ASK_CLARIFICATION, askClarificationTool, dedupeTools, loadConfigTools } from "../tools/index.js";
+import type { UsageSink, UsageTarget } from "../usage.js";
 
 export interface AntlerAgentParams {
   model: BaseChatModel;

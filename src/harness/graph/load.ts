@@ -1,69 +1,14 @@
 /**
- * Local graphs: the embedded agent and a user's own compiled LangGraph graph, seen through the
- * few methods the harness needs. `loadUserGraph` is the `graph` backend's loader: a
- * `"module:Export"` path (relative to the config file) naming a compiled graph, a `createAgent`
- * result, or a function that returns one.
+ * The `graph` backend's loader: `agent.graph` is a `"module:Export"` path (relative to the
+ * config file) naming a compiled graph, a `createAgent` result, or a function that returns one.
  */
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { AgentMiddleware } from "langchain";
-import type { AppConfig } from "../config/schema.js";
-import { ConfigError, errorMessage } from "../errors.js";
-import { resolveVariable } from "../reflection/index.js";
-import { type ApprovalRules, approvalMiddleware } from "./approvals.js";
-
-/** The part of a LangGraph state snapshot the harness reads. */
-export interface StateSnapshotLike {
-  values?: unknown;
-  tasks?: ReadonlyArray<{ interrupts?: ReadonlyArray<{ id?: string; value?: unknown }> }>;
-  createdAt?: string;
-}
-
-interface CompiledLike {
-  stream(input: unknown, config?: unknown): Promise<AsyncIterable<unknown>>;
-  getState(config: unknown): Promise<StateSnapshotLike>;
-  updateState(config: unknown, values: unknown, asNode?: string): Promise<unknown>;
-  nodes?: Record<string, unknown>;
-  checkpointer?: unknown;
-  /** A compiled graph's copy with more config (LangGraph's Pregel has it). */
-  withConfig?(config: object): CompiledLike;
-}
-
-/** What the harness drives: a stream to run, state to read and repair. */
-export interface LocalGraph {
-  stream(input: unknown, config: unknown): Promise<AsyncIterable<unknown>>;
-  getState(config: unknown): Promise<StateSnapshotLike>;
-  updateState(config: unknown, values: unknown, asNode?: string): Promise<unknown>;
-  /** Whether the graph has a node of this name (repairs are written as the `tools` node when there is one). */
-  hasNode(name: string): boolean;
-}
-
-function isCompiled(value: unknown): value is CompiledLike {
-  const v = value as Partial<CompiledLike> | null;
-  return !!v && typeof v.stream === "function" && typeof v.getState === "function" && typeof v.updateState === "function";
-}
-
-/** The compiled graph behind a value: itself, or the `.graph` of a `createAgent` result. */
-function compiledOf(value: unknown): CompiledLike | undefined {
-  const inner = (value as { graph?: unknown } | null)?.graph;
-  if (isCompiled(inner)) return inner;
-  return isCompiled(value) ? value : undefined;
-}
-
-/**
- * Wraps a compiled graph or a `createAgent` result. An agent keeps its own `stream` (it sets up
- * middleware state first); state is read and written on its compiled graph.
- */
-export function toLocalGraph(value: unknown): LocalGraph | undefined {
-  const compiled = compiledOf(value);
-  if (!compiled) return undefined;
-  const streamer = typeof (value as CompiledLike).stream === "function" ? (value as CompiledLike) : compiled;
-  return {
-    stream: (input, config) => streamer.stream(input, config),
-    getState: (config) => compiled.getState(config),
-    updateState: (config, values, asNode) => compiled.updateState(config, values, asNode),
-    hasNode: (name) => !!compiled.nodes && name in compiled.nodes,
-  };
-}
+import type { AppConfig } from "../../config/schema.js";
+import { ConfigError, errorMessage } from "../../errors.js";
+import { resolveVariable } from "../../reflection/index.js";
+import { type ApprovalRules, approvalMiddleware } from "../approvals.js";
+import { compiledOf } from "../local-graph.js";
 
 /** What a graph factory named by `agent.graph` is given. */
 export interface GraphFactoryArgs {

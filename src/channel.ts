@@ -3,11 +3,12 @@
  * your own loaded by `use:` alike. Grouped by what an adapter author needs it for:
  * - the contract: the class the registry loads, what it receives and what it sends;
  * - the kit: the lifecycle, webhook routes, bounded bodies and downloads, held clicks, access;
- * - the config keys: zod helpers for a channel's `configSchema`;
+ * - the config keys: zod (the same copy Antler checks with) for a channel's `configSchema`;
  * - Markdown: the one renderer and the hooks of an emitter;
  * - errors: every error an adapter throws, so the core treats it the same on every platform.
  * Running a gateway and the agent are `antler`; the contract suite is `antler/testing`.
  */
+// biome-ignore-all assist/source/organizeImports: the exports are grouped by what an adapter needs them for
 
 // The contract: the channel class, its context, and what goes in and out.
 export type {
@@ -42,22 +43,23 @@ export { REQUIRED_CHANNEL_METHODS } from "./channels/types.js";
 export type { ConfigRenames } from "./config/renames.js";
 export type { Logger } from "./log/logger.js";
 
-// The kit: one start/stop/status for every adapter.
+// The kit: one start/stop/status (lifecycle), webhook routes on Antler's port with their bounded
+// bodies and a shared secret compared in constant time, files read without holding more than
+// the limit (downloads), clicks held open until the core answers them, and the access keys every
+// adapter shares with the rules built from them.
+// The platform-call helper and the bounded recent-set of the kit are to be exported here too.
 export { ChannelLifecycle, LifecycleChannel, type OpenResult } from "./channels/kit/lifecycle.js";
-// The kit: webhook routes on Antler's port, their bodies, and a shared secret checked in constant time.
 export { mountWebhook, webhookPath } from "./channels/kit/webhook-route.js";
 export { HttpError, isJsonObject, readBody, readJson } from "./server/body.js";
 export { type RouteHandler, type RouteParams, sendJson } from "./server/http.js";
 export { tokenMatches } from "./server/auth.js";
-// The kit: files read without holding more than the limit.
 export { fetchBounded, mimeFromName, readBounded, readResponse } from "./channels/kit/downloads.js";
-// The kit: clicks held open until the core answers them.
 export { ClickHolds, type ClickVerdict } from "./channels/kit/click-holds.js";
-// The kit: the access keys every adapter shares, and the rules built from them.
 export { AccessConfig, accessConfigShape, accessRulesFrom } from "./channels/kit/access.js";
-// The kit: the platform-call helper and the bounded recent-set go here.
 
-// Config keys that also accept a `${VAR}` string.
+// Config keys: the zod Antler checks a `configSchema` with (the same copy, so its schemas are
+// understood), and keys that also accept a `${VAR}` string.
+export { z } from "zod";
 export { bool, idList, num } from "./config/sections.js";
 
 // Markdown: the renderer, an emitter's hooks, and the pieces the built-in emitters share.

@@ -7,12 +7,14 @@
  * Writing a channel adapter is `antler/channel` (the whole contract, the kit, the Markdown
  * emitter API); testing one is `antler/testing`.
  */
+// biome-ignore-all assist/source/organizeImports: the exports are grouped by who needs them
 
-// Running a gateway.
+// Running a gateway, with its config.
 export { createGateway, Gateway, type GatewayOptions } from "./gateway.js";
 export { type LoadedConfig, loadConfig } from "./config/loader.js";
 export type { AppConfig } from "./config/schema.js";
-// The agent.
+
+// The agent, without the gateway.
 export {
   AgentDirectory,
   createAgentBackend,
@@ -26,10 +28,11 @@ export {
   type UsageSink,
 } from "./harness/index.js";
 export type { AgentStatus, Clarification, Harness, RunEvent, RunOptions, ThreadInfo } from "./harness/types.js";
-// Plug-ins by path.
+
+// Plug-ins by path, and routing chats to agents.
 export { resolveClass, resolveVariable } from "./reflection/index.js";
-// Routing chats to agents.
 export { type Route, type RouteInput, Router } from "./routing/index.js";
+
 // Errors.
 export {
   AntlerError,

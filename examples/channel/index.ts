@@ -16,6 +16,7 @@ import {
   accessRulesFrom,
   type ChannelCapabilities,
   type ChannelContext,
+  ChannelError,
   type ConversationRef,
   type DownloadOptions,
   FileTooLargeError,
@@ -40,7 +41,7 @@ import {
 import { RelayConfig } from "./config.js";
 import { eventToInbound, parseEvent } from "./inbound.js";
 import { mapRelayError } from "./map-error.js";
-import { Outbox, type OutboxCall } from "./transport.js";
+import { Outbox, type OutboxCall, type Posted, type Shown } from "./transport.js";
 
 /** Failures that say nothing about the relay's health, so they stay out of the channel's status. */
 const NOT_A_FAULT = new Set(["rate_limited", "not_modified"]);
@@ -86,9 +87,7 @@ export class RelayChannel extends LifecycleChannel {
   }
 
   async send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {
-    const posted = await this.call("send", { op: "send", room: ref.chatId, ...this.shown(content) });
-    if (!posted.id) throw mapRelayError(this.name, new Error("the relay answered a send without an id"), "send");
-    return { id: posted.id, ref };
+    return { id: await this.post("send", { op: "send", room: ref.chatId, ...this.shown(content) }), ref };
   }
 
   async edit(handle: MessageHandle, content: OutboundContent): Promise<void> {
@@ -97,15 +96,8 @@ export class RelayChannel extends LifecycleChannel {
 
   async sendFile(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle> {
     const data = Buffer.from(file.data).toString("base64");
-    const posted = await this.call("sending a file", {
-      op: "file",
-      room: ref.chatId,
-      name: file.name,
-      mime: file.mime,
-      kind: file.kind,
-      data,
-    });
-    return { id: posted.id ?? "", ref };
+    const call = { op: "file", room: ref.chatId, name: file.name, mime: file.mime, kind: file.kind, data } as const;
+    return { id: await this.post("sending a file", call), ref };
   }
 
   /** Reads at most `maxBytes` of the file: past that `fetchBounded` throws `FileTooLargeError`. */
@@ -124,7 +116,7 @@ export class RelayChannel extends LifecycleChannel {
   }
 
   /** What the relay shows for `content`: plain text, and the question's buttons. */
-  private shown(content: OutboundContent): Pick<OutboxCall & { op: "send" }, "text" | "buttons" | "question"> {
+  private shown(content: OutboundContent): Shown {
     return {
       text: renderMarkdown(content.text, plainEmitter),
       ...(content.buttons ? { buttons: content.buttons } : {}),
@@ -132,8 +124,15 @@ export class RelayChannel extends LifecycleChannel {
     };
   }
 
+  /** A send or a file: the relay answers with the new message's id. */
+  private async post(what: string, call: OutboxCall): Promise<string> {
+    const { id } = await this.call(what, call);
+    if (!id) throw new ChannelError(this.name, "platform_error", `${what} failed: the relay answered without a message id`);
+    return id;
+  }
+
   /** One outbound call: its failure mapped once, and noted on the status when it is the relay's. */
-  private async call(what: string, call: OutboxCall): Promise<{ id?: string }> {
+  private async call(what: string, call: OutboxCall): Promise<Partial<Posted>> {
     try {
       return await this.outbox.post(call);
     } catch (err) {

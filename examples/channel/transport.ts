@@ -3,6 +3,7 @@
  * as a bearer token. A refusal comes back as a {@link RelayRefusal} carrying the HTTP status;
  * `map-error.ts` turns it into the error the core acts on.
  */
+import type { ButtonSpec } from "antler/channel";
 
 /** A call the relay answered with a non-2xx status. */
 export class RelayRefusal extends Error {
@@ -21,10 +22,18 @@ export interface Posted {
   id: string;
 }
 
+/** What a message shows on the relay: plain text, and the buttons of a question. */
+export interface Shown {
+  text: string;
+  buttons?: ButtonSpec[];
+  /** The question the buttons answer; a click carries it back. */
+  question?: string;
+}
+
 /** One outbound call: the relay's `op` and its fields. */
 export type OutboxCall =
-  | { op: "send"; room: string; text: string; buttons?: Array<{ id: string; label: string }>; question?: string }
-  | { op: "edit"; room: string; id: string; text: string; buttons?: Array<{ id: string; label: string }>; question?: string }
+  | ({ op: "send"; room: string } & Shown)
+  | ({ op: "edit"; room: string; id: string } & Shown)
   | { op: "file"; room: string; name: string; mime: string; kind: "image" | "file"; data: string };
 
 export class Outbox {

@@ -41,6 +41,7 @@ export type {
 } from "./channels/types.js";
 export { REQUIRED_CHANNEL_METHODS } from "./channels/types.js";
 export type { ConfigRenames } from "./config/renames.js";
+export type { HistoryEntry } from "./harness/types.js";
 export type { Logger } from "./log/logger.js";
 
 // The kit: one start/stop/status (lifecycle), webhook routes on Antler's port with their bounded

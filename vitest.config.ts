@@ -1,6 +1,19 @@
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
+const src = (file: string) => fileURLToPath(new URL(`./src/${file}`, import.meta.url));
+
 export default defineConfig({
+  // Antler's public entry points by their package names, as a user's code imports them
+  // (examples/channel): the sources, since tests run without a build. package.json `exports`
+  // maps the same names into dist/.
+  resolve: {
+    alias: [
+      { find: /^antler$/, replacement: src("index.ts") },
+      { find: /^antler\/channel$/, replacement: src("channel.ts") },
+      { find: /^antler\/testing$/, replacement: src("testing/index.ts") },
+    ],
+  },
   test: {
     include: ["test/**/*.test.ts"],
     // A PostgreSQL database of the run's own, dropped at the end (see the file).

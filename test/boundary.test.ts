@@ -206,6 +206,19 @@ const rules: Array<[string, string[]]> = [
       ...TOP,
     ],
   ],
+  // What adapters are written with (antler/channel) pulls in no more than an adapter may import.
+  [
+    "src/channel.ts",
+    [
+      "src/core",
+      "src/ops",
+      "src/media",
+      "src/bindings",
+      "src/routing",
+      "src/replicas",
+      ...TOP.filter((t) => t !== "src/channel.ts"),
+    ],
+  ],
   // An adapter uses the contract, the kit and the Markdown walker; never another adapter.
   ...ADAPTERS.map((a): [string, string[]] => [a, ADAPTERS.filter((b) => b !== a)]),
   // An agent backend uses the harness's shared pieces, never another backend; only a user's graph

@@ -31,11 +31,27 @@ export interface CrossIssue {
 /** The parts of the config these checks read (the schema passes its parsed value before the cross-checks). */
 type Sections = Pick<AppConfig, "server" | "agent" | "agents" | "routes" | "tenants" | "tools" | "mcp_servers" | "channels">;
 
+type Add = (path: (string | number)[], message: string) => void;
+/** Who owns each channel, agent and MCP server a tenant lists (tenant by name). */
+type Owners = Record<"channels" | "agents" | "mcp_servers", Map<string, string>>;
+
 /** Every problem that spans sections: unknown names, names claimed twice, routes across tenants. */
 export function checkAgentsAndTenants(config: Sections): CrossIssue[] {
   const issues: CrossIssue[] = [];
-  const add = (path: (string | number)[], message: string) => issues.push({ path, message });
+  const add: Add = (path, message) => {
+    issues.push({ path, message });
+  };
   const agentNames = new Set([DEFAULT_AGENT, ...Object.keys(config.agents)]);
+  checkReferences(config, agentNames, add);
+  checkAdminTokens(config, add);
+  const owners = checkOwners(config, add);
+  if (issues.length > 0) return issues; // the checks below assume the names resolve
+  checkTenantBounds(config, agentNames, owners, add);
+  return issues;
+}
+
+/** Agents' names, and every agent, tool and MCP server that agents and routes name. */
+function checkReferences(config: Sections, agentNames: Set<string>, add: Add): void {
   const toolNames = new Set(config.tools.map((t) => t.name));
   const known = `known agents: ${[...agentNames].join(", ")}`;
 
@@ -62,7 +78,10 @@ export function checkAgentsAndTenants(config: Sections): CrossIssue[] {
       if (!agentNames.has(name)) add(["routes", i, "switch_to", j], `no agent named "${name}": ${known}`);
     });
   });
+}
 
+/** Each admin token (the server's and every tenant's) is its own. */
+function checkAdminTokens(config: Sections, add: Add): void {
   const tokens = new Map<string, string>();
   if (config.server.admin_token) tokens.set(config.server.admin_token, "server.admin_token");
   for (const [tenant, settings] of Object.entries(config.tenants)) {
@@ -72,8 +91,11 @@ export function checkAgentsAndTenants(config: Sections): CrossIssue[] {
     if (taken) add(["tenants", tenant, "admin_token"], `is the same as ${taken}: each admin token must be its own`);
     else tokens.set(token, `tenants.${tenant}.admin_token`);
   }
+}
 
-  const owners = {
+/** Tenants' names, and what each lists: it exists, and no other tenant claims it. */
+function checkOwners(config: Sections, add: Add): Owners {
+  const owners: Owners = {
     channels: new Map<string, string>(),
     agents: new Map<string, string>(),
     mcp_servers: new Map<string, string>(),
@@ -98,8 +120,11 @@ export function checkAgentsAndTenants(config: Sections): CrossIssue[] {
       });
     }
   }
-  if (issues.length > 0) return issues; // the checks below assume the names resolve
+  return owners;
+}
 
+/** What tenants may reach: their default agent, their agents' MCP servers, and the channels of their routes. */
+function checkTenantBounds(config: Sections, agentNames: Set<string>, owners: Owners, add: Add): void {
   const tenancy = new Tenancy(config as AppConfig);
   for (const [tenant, settings] of Object.entries(config.tenants)) {
     const fallback = settings.default_agent;
@@ -134,7 +159,6 @@ export function checkAgentsAndTenants(config: Sections): CrossIssue[] {
       );
     }
   });
-  return issues;
 }
 
 /** Who owns what, and what each tenant may use, from a valid config. */

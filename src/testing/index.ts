@@ -26,7 +26,7 @@ export {
   type ContractSkip,
   channelContract,
 } from "./contract/index.js";
-export type { ContractDriver, GroupDriver, GroupMember, VisibleMessage } from "./driver.js";
+export type { BotFile, ContractDriver, GroupDriver, GroupMember, UserFile, VisibleMessage } from "./driver.js";
 export {
   freePort,
   startTestGateway,

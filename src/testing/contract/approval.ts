@@ -50,104 +50,118 @@ function expectShown(driver: ContractDriver, call: VisibleMessage, args: Record<
   else expect(call.text).toContain('"approve" or "reject <reason>"');
 }
 
+/** The test's context, or the test skipped with the reason its agent has no approvals. */
+type Setup = (skip: (note: string) => never) => ContractContext;
+
 export function approvalContract(current: () => ContractContext): void {
   describe("tool approval", () => {
-    const setup = (skip: (note: string) => never) => {
+    const setup: Setup = (skip) => {
       const ctx = current();
       if (ctx.noApprovals) return skip(ctx.noApprovals);
       return ctx;
     };
+    decisionTests(setup);
+    groupDecisionTests(setup);
+    waitingTests(setup);
+  });
+}
 
-    it("Approve runs the tool exactly once, with the arguments shown", async ({ skip }) => {
-      const ctx = setup(skip);
-      const { driver, model, toolCalls } = ctx;
-      const call = await pauseOn(ctx, "Sent the report.");
-      expectShown(driver, call, EMAIL);
-      await sleep(200);
-      expect(toolCalls, "nothing runs before the decision").toEqual([]);
-      await decide(driver, "Approve");
-      await eventually(withText(driver, "Sent the report."), 15_000, "the reply after Approve");
-      expect(toolCalls).toEqual([{ name: "send_email", args: EMAIL }]);
-      expect(lastToolResult(model)).toBe(`sent to ${EMAIL.to}`);
-      if (driver.buttons && driver.streams) {
-        const closed = await eventually(
-          () => driver.botMessages().find((m) => m.id === call.id && m.buttons.length === 0),
-          5_000,
-          "the call's message without buttons",
-        );
-        expect(closed.text).toContain("Approved");
-      }
-    });
-
-    it("Reject with a typed reason never runs the tool, and the model reads the reason", async ({ skip }) => {
-      const ctx = setup(skip);
-      const { driver, model, toolCalls } = ctx;
-      await pauseOn(ctx, "Okay, I will not send it.");
-      await driver.userSays("reject not today");
-      await eventually(withText(driver, "Okay, I will not send it."), 15_000, "the reply after the rejection");
-      await sleep(200);
-      expect(toolCalls).toEqual([]);
-      expect(lastToolResult(model)).toContain("not today");
-    });
-
-    it("Edit refuses invalid arguments, then runs the tool once with the edited ones", async ({ skip }) => {
-      const ctx = setup(skip);
-      const { driver, toolCalls } = ctx;
-      await pauseOn(ctx, "Sent the edited one.");
-      await decide(driver, "Edit");
-      await eventually(withText(driver, EDIT_PROMPT), 15_000, "the edit prompt");
-      await driver.userSays('{"to": "not an address", "subject": "Hi"}');
-      await eventually(
-        () => driver.botMessages().find((m) => m.text.startsWith("Invalid arguments for send_email")),
-        15_000,
-        "the schema's complaint",
+/** Each decision: Approve, Reject with a reason, Edit. */
+function decisionTests(setup: Setup): void {
+  it("Approve runs the tool exactly once, with the arguments shown", async ({ skip }) => {
+    const ctx = setup(skip);
+    const { driver, model, toolCalls } = ctx;
+    const call = await pauseOn(ctx, "Sent the report.");
+    expectShown(driver, call, EMAIL);
+    await sleep(200);
+    expect(toolCalls, "nothing runs before the decision").toEqual([]);
+    await decide(driver, "Approve");
+    await eventually(withText(driver, "Sent the report."), 15_000, "the reply after Approve");
+    expect(toolCalls).toEqual([{ name: "send_email", args: EMAIL }]);
+    expect(lastToolResult(model)).toBe(`sent to ${EMAIL.to}`);
+    if (driver.buttons && driver.streams) {
+      const closed = await eventually(
+        () => driver.botMessages().find((m) => m.id === call.id && m.buttons.length === 0),
+        5_000,
+        "the call's message without buttons",
       );
-      expect(toolCalls).toEqual([]);
-      const edited = { to: "bo@example.com", subject: "Hi" };
-      await driver.userSays(JSON.stringify(edited));
-      await eventually(withText(driver, "Sent the edited one."), 15_000, "the reply after the edit");
-      expect(toolCalls).toEqual([{ name: "send_email", args: edited }]);
-    });
+      expect(closed.text).toContain("Approved");
+    }
+  });
 
-    it("refuses a non-approver's decision in a group and changes nothing; an approver's works", async ({ skip }) => {
-      const { driver, model, toolCalls } = setup(skip);
-      const group = driver.group;
-      if (!group) return skip(`the ${driver.channelName} driver has no group conversation`);
-      if (!driver.buttons && !group.sharedThread)
-        return skip("without buttons, each member's words go to their own conversation");
-      const call = await pauseInGroup(group, model);
-      const before = model.requests.length;
-      await decideAs(driver, group, "other");
-      await eventually(() => seenBy(group, "other").some((t) => REFUSAL.test(t)), 15_000, "the refusal");
-      await sleep(300);
-      expect(toolCalls).toEqual([]);
-      expect(model.requests.length, "the model must not hear a refused decision").toBe(before);
-      if (driver.buttons) expect(group.botMessages().find((m) => m.id === call.id)?.buttons).toEqual(call.buttons);
-      await decideAs(driver, group, "approver");
-      await eventually(() => group.botMessages().some((m) => m.text === "Sent to the team."), 15_000, "the reply");
-      expect(toolCalls).toEqual([{ name: "send_email", args: EMAIL }]);
-    });
+  it("Reject with a typed reason never runs the tool, and the model reads the reason", async ({ skip }) => {
+    const ctx = setup(skip);
+    const { driver, model, toolCalls } = ctx;
+    await pauseOn(ctx, "Okay, I will not send it.");
+    await driver.userSays("reject not today");
+    await eventually(withText(driver, "Okay, I will not send it."), 15_000, "the reply after the rejection");
+    await sleep(200);
+    expect(toolCalls).toEqual([]);
+    expect(lastToolResult(model)).toContain("not today");
+  });
 
-    it("rejects a call nobody decided by its deadline, and the model reads why", async ({ skip }) => {
-      const ctx = setup(skip);
-      const { driver, model, toolCalls } = ctx;
-      await pauseOn(ctx, "Nobody answered, so I did not send it.", "send_fast", { note: "hi" });
-      await eventually(withText(driver, "Nobody answered, so I did not send it."), 15_000, "the reply after the deadline");
-      expect(toolCalls).toEqual([]);
-      expect(lastToolResult(model)).toContain("No decision within");
-    });
+  it("Edit refuses invalid arguments, then runs the tool once with the edited ones", async ({ skip }) => {
+    const ctx = setup(skip);
+    const { driver, toolCalls } = ctx;
+    await pauseOn(ctx, "Sent the edited one.");
+    await decide(driver, "Edit");
+    await eventually(withText(driver, EDIT_PROMPT), 15_000, "the edit prompt");
+    await driver.userSays('{"to": "not an address", "subject": "Hi"}');
+    await eventually(
+      () => driver.botMessages().find((m) => m.text.startsWith("Invalid arguments for send_email")),
+      15_000,
+      "the schema's complaint",
+    );
+    expect(toolCalls).toEqual([]);
+    const edited = { to: "bo@example.com", subject: "Hi" };
+    await driver.userSays(JSON.stringify(edited));
+    await eventually(withText(driver, "Sent the edited one."), 15_000, "the reply after the edit");
+    expect(toolCalls).toEqual([{ name: "send_email", args: edited }]);
+  });
+}
 
-    it("keeps a call waiting across a restart; decided afterwards, the run resumes and the tool runs once", async ({ skip }) => {
-      const ctx = setup(skip);
-      await pauseOn(ctx, "Sent after the restart.");
-      const { driver, model, toolCalls } = await ctx.restart();
-      await decide(driver, "Approve");
-      await eventually(withText(driver, "Sent after the restart."), 15_000, "the reply after the restart");
-      await sleep(300);
-      expect(toolCalls).toEqual([{ name: "send_email", args: EMAIL }]);
-      expect(lastToolResult(model)).toBe(`sent to ${EMAIL.to}`);
-      expect(driver.botMessages().filter((m) => m.text === "Sent after the restart.")).toHaveLength(1);
-    });
+/** Who may decide in a group. */
+function groupDecisionTests(setup: Setup): void {
+  it("refuses a non-approver's decision in a group and changes nothing; an approver's works", async ({ skip }) => {
+    const { driver, model, toolCalls } = setup(skip);
+    const group = driver.group;
+    if (!group) return skip(`the ${driver.channelName} driver has no group conversation`);
+    if (!driver.buttons && !group.sharedThread) return skip("without buttons, each member's words go to their own conversation");
+    const call = await pauseInGroup(group, model);
+    const before = model.requests.length;
+    await decideAs(driver, group, "other");
+    await eventually(() => seenBy(group, "other").some((t) => REFUSAL.test(t)), 15_000, "the refusal");
+    await sleep(300);
+    expect(toolCalls).toEqual([]);
+    expect(model.requests.length, "the model must not hear a refused decision").toBe(before);
+    if (driver.buttons) expect(group.botMessages().find((m) => m.id === call.id)?.buttons).toEqual(call.buttons);
+    await decideAs(driver, group, "approver");
+    await eventually(() => group.botMessages().some((m) => m.text === "Sent to the team."), 15_000, "the reply");
+    expect(toolCalls).toEqual([{ name: "send_email", args: EMAIL }]);
+  });
+}
+
+/** A call nobody decides: its deadline, and a restart while it waits. */
+function waitingTests(setup: Setup): void {
+  it("rejects a call nobody decided by its deadline, and the model reads why", async ({ skip }) => {
+    const ctx = setup(skip);
+    const { driver, model, toolCalls } = ctx;
+    await pauseOn(ctx, "Nobody answered, so I did not send it.", "send_fast", { note: "hi" });
+    await eventually(withText(driver, "Nobody answered, so I did not send it."), 15_000, "the reply after the deadline");
+    expect(toolCalls).toEqual([]);
+    expect(lastToolResult(model)).toContain("No decision within");
+  });
+
+  it("keeps a call waiting across a restart; decided afterwards, the run resumes and the tool runs once", async ({ skip }) => {
+    const ctx = setup(skip);
+    await pauseOn(ctx, "Sent after the restart.");
+    const { driver, model, toolCalls } = await ctx.restart();
+    await decide(driver, "Approve");
+    await eventually(withText(driver, "Sent after the restart."), 15_000, "the reply after the restart");
+    await sleep(300);
+    expect(toolCalls).toEqual([{ name: "send_email", args: EMAIL }]);
+    expect(lastToolResult(model)).toBe(`sent to ${EMAIL.to}`);
+    expect(driver.botMessages().filter((m) => m.text === "Sent after the restart.")).toHaveLength(1);
   });
 }
 

@@ -64,31 +64,7 @@ export function channelContract(
     beforeEach(async () => {
       const driver = await makeDriver();
       const port = await freePort();
-      const config = driver.channelConfig({ gatewayUrl: `http://127.0.0.1:${port}` });
-      const channels = { [driver.channelName]: withApprover(driver, config) };
-      const recording = recordingTools();
-      const given = (await options.gateway?.()) ?? {};
-      const backend = (given.agent?.backend as string | undefined) ?? "embedded";
-      const noApprovals = backend === "embedded" ? undefined : `the ${backend} backend's agent does not have the recording tools`;
-      const agent = noApprovals
-        ? given.agent
-        : { ...given.agent, approvals: { ...APPROVALS, ...(given.agent?.approvals as object | undefined) } };
-      // The model reads images, and transcribes voice at its own endpoint; files are capped at 1 MiB.
-      const model = given.model ?? (await startMockModel());
-      const sections = given.sections ?? {};
-      const gatewayOptions: TestGatewayOptions = {
-        ...given,
-        model,
-        modelConfig: { supports_vision: true, ...given.modelConfig },
-        sections: {
-          ...sections,
-          media: { max_file_mb: CONTRACT_MAX_FILE_MB, transcription: { base_url: model.url }, ...(sections.media as object) },
-        },
-        ...(agent ? { agent } : {}),
-        tools: [...(given.tools ?? []), ...recording.tools],
-        channels,
-        port,
-      };
+      const { gatewayOptions, recording, noApprovals } = await gatewayFor(driver, port, options);
       const started = async (): Promise<ContractContext> => {
         const running = gw;
         if (!running) throw new Error("the contract's gateway is not running");
@@ -130,4 +106,38 @@ export function channelContract(
       else PARTS[part](current);
     }
   });
+}
+
+/**
+ * The gateway the suite starts around `driver`'s channel: the recording tools and their approval
+ * rules (on Antler's own agent), the mock model reading images and transcribing voice, files
+ * capped at 1 MiB, and whatever the options add.
+ */
+async function gatewayFor(driver: ContractDriver, port: number, options: ChannelContractOptions) {
+  const config = driver.channelConfig({ gatewayUrl: `http://127.0.0.1:${port}` });
+  const channels = { [driver.channelName]: withApprover(driver, config) };
+  const recording = recordingTools();
+  const given = (await options.gateway?.()) ?? {};
+  const backend = (given.agent?.backend as string | undefined) ?? "embedded";
+  const noApprovals = backend === "embedded" ? undefined : `the ${backend} backend's agent does not have the recording tools`;
+  const agent = noApprovals
+    ? given.agent
+    : { ...given.agent, approvals: { ...APPROVALS, ...(given.agent?.approvals as object | undefined) } };
+  // The model reads images, and transcribes voice at its own endpoint; files are capped at 1 MiB.
+  const model = given.model ?? (await startMockModel());
+  const sections = given.sections ?? {};
+  const gatewayOptions: TestGatewayOptions = {
+    ...given,
+    model,
+    modelConfig: { supports_vision: true, ...given.modelConfig },
+    sections: {
+      ...sections,
+      media: { max_file_mb: CONTRACT_MAX_FILE_MB, transcription: { base_url: model.url }, ...(sections.media as object) },
+    },
+    ...(agent ? { agent } : {}),
+    tools: [...(given.tools ?? []), ...recording.tools],
+    channels,
+    port,
+  };
+  return { gatewayOptions, recording, noApprovals };
 }

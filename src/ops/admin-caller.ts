@@ -4,6 +4,7 @@
  * constant time (src/server/auth.ts).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AppConfig } from "../config/schema.js";
 import { isLoopback, tokenMatches } from "../server/auth.js";
 import { sendJson } from "../server/http.js";
 
@@ -12,6 +13,14 @@ export interface AdminTokens {
   adminToken: string | undefined;
   /** Each tenant's admin token, by tenant; tenants without one are absent. */
   tenantTokens?: Record<string, string>;
+}
+
+/** The tokens a config sets: `server.admin_token` (empty means none) and each tenant's `admin_token`. */
+export function adminTokens(config: Pick<AppConfig, "server" | "tenants">): AdminTokens {
+  const tenantTokens = Object.fromEntries(
+    Object.entries(config.tenants).flatMap(([tenant, t]) => (t.admin_token ? [[tenant, t.admin_token]] : [])),
+  );
+  return { adminToken: config.server.admin_token || undefined, tenantTokens };
 }
 
 /** Who a request speaks for: the whole server, or one tenant. */

@@ -30,7 +30,7 @@ type Opener = (signal: AbortSignal) => Promise<OpenResult | undefined> | Promise
 type Phase = "stopped" | "starting" | "up" | "failed";
 
 const INTAKE_STOPPED = "not taking new messages: the channel is being handed over";
-/** What status says while a start is under way. */
+/** What a channel's report says while its start is under way. */
 const STARTING = "connecting to the platform";
 
 export class ChannelLifecycle {

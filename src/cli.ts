@@ -121,7 +121,7 @@ async function chat(opts: { config?: string }): Promise<void> {
   if (!terminal) throw new Error(gateway.slot("console")?.report().reason ?? "console channel did not start");
   process.on("SIGINT", () => void gateway.stop().then(() => process.exit(0)));
   await terminal.closed;
-  await gateway.dispatcher?.idle();
+  await gateway.messageDispatcher?.idle();
   process.stdout.write("\n");
   await gateway.stop();
 }

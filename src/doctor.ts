@@ -41,7 +41,7 @@ export async function runDoctor(
     }
     const channel = slot.channel;
     if (!channel) {
-      lines.push({ ok: false, subject, detail: slot.override?.reason ?? "failed to load" });
+      lines.push({ ok: false, subject, detail: slot.held?.reason ?? "failed to load" });
       continue;
     }
     if (!channel.check) {

@@ -14,6 +14,8 @@ import {
   instantiate,
   type LoadChannelsOptions,
   loadChannels,
+  stopChannels,
+  stopIntakes,
 } from "./channels/registry.js";
 import { DEFAULT_TENANT, Tenancy } from "./config/agents.js";
 import { collectSecrets, type LoadedConfig } from "./config/loader.js";
@@ -22,15 +24,16 @@ import { Dispatcher, type DispatcherObserver } from "./core/dispatcher.js";
 import { ReplicaLink, standbyReason } from "./core/replica-link.js";
 import { errorMessage } from "./errors.js";
 import { AgentDirectory, type TenantMcpReport } from "./harness/directory.js";
-import { FileOutbox, ThreadFiles } from "./harness/files.js";
-import { selectModel } from "./harness/models/index.js";
-import { fileTools } from "./harness/tools/files.js";
 import type { AgentStatus, Harness } from "./harness/types.js";
 import { type Logger, secretScrubber } from "./log/logger.js";
-import { MediaDesk } from "./media/desk.js";
-import { mountAdmin, type TenantAgentStatus } from "./ops/admin.js";
+import { openMedia } from "./media/setup.js";
+import { mountAdmin } from "./ops/admin.js";
+import { adminTokens } from "./ops/admin-caller.js";
+import type { TenantAgentStatus } from "./ops/admin-source.js";
 import { GatewayMetrics } from "./ops/metrics.js";
+import { redactReport, redactStatus, type Scrub } from "./ops/redact.js";
 import type { ReplicaInfo } from "./replicas/coordinator.js";
+import { soleReplica } from "./replicas/membership.js";
 import { Router, routeWarnings } from "./routing/index.js";
 import { HttpServer, httpLimits, sendJson } from "./server/http.js";
 import { openStorage } from "./storage/index.js";
@@ -64,11 +67,11 @@ const INBOX_KEEP_MS = 48 * 3600_000;
 
 export class Gateway {
   readonly server: HttpServer;
-  slots: ChannelSlot[] = [];
-  store: BindingStore | undefined;
+  private slots: ChannelSlot[] = [];
+  private store: BindingStore | undefined;
   /** Every tenant's agents; built by `start`. */
-  agents: AgentDirectory | undefined;
-  dispatcher: Dispatcher | undefined;
+  private agents: AgentDirectory | undefined;
+  private dispatcher: Dispatcher | undefined;
   readonly metrics: GatewayMetrics;
   readonly startedAt = Date.now();
   /** The id this process owns inbox events under in a store shared by several replicas. */
@@ -87,7 +90,7 @@ export class Gateway {
   /** The store's view of every tenant. */
   private views: BindingStore[] = [];
   /** Hides configured credentials in every report (platform errors may quote them). */
-  private readonly scrub: (text: string) => string;
+  private readonly scrub: Scrub;
 
   constructor(private readonly options: GatewayOptions) {
     const { config } = options.loaded;
@@ -103,16 +106,28 @@ export class Gateway {
       activeRuns: () => this.dispatcher?.activeRuns ?? 0,
     });
     this.tenancy = new Tenancy(config);
-    const tenantTokens = Object.fromEntries(
-      Object.entries(config.tenants).flatMap(([tenant, t]) => (t.admin_token ? [[tenant, t.admin_token]] : [])),
-    );
-    mountAdmin(this.server, this, { adminToken: config.server.admin_token || undefined, tenantTokens, version: VERSION });
+    mountAdmin(this.server, this, { ...adminTokens(config), version: VERSION });
     this.supervisor = new Supervisor(
       () => this.slots,
       (slot) => this.restartSlot(slot),
       options.logger,
       options.supervisor,
     );
+  }
+
+  /** The binding store, once `start` has opened it (for tests and tools that read it back). */
+  get bindingStore(): BindingStore | undefined {
+    return this.store;
+  }
+
+  /** Every tenant's agents, once `start` has built them. */
+  get agentDirectory(): AgentDirectory | undefined {
+    return this.agents;
+  }
+
+  /** The dispatcher every channel hands its messages to, once `start` has built it. */
+  get messageDispatcher(): Dispatcher | undefined {
+    return this.dispatcher;
   }
 
   reports(): ChannelReport[] {
@@ -126,7 +141,7 @@ export class Gateway {
 
   /** A slot's report; with several replicas, an exclusive channel's also names its leader as last seen. */
   private reportOf(slot: ChannelSlot): ChannelReport {
-    const report = this.redact(slot.report());
+    const report = redactReport(slot.report(), this.scrub);
     const leader = this.replicaLink?.leaderOf(slot);
     if (leader === undefined) return report;
     return { ...report, leader, ...(report.state === "standby" ? { reason: standbyReason(leader) } : {}) };
@@ -139,27 +154,7 @@ export class Gateway {
   async replicas(): Promise<ReplicaInfo[]> {
     if (this.replicaLink) return this.replicaLink.replicas();
     const leads = this.slots.filter((s) => s.channel?.exclusive && s.report().state === "running").map((s) => s.name);
-    const started = new Date(this.startedAt).toISOString();
-    const url = this.serverUrl() ?? null;
-    return [
-      {
-        id: this.replicaId,
-        host: hostname(),
-        pid: process.pid,
-        url,
-        started_at: started,
-        heartbeat_at: new Date().toISOString(),
-        leads,
-      },
-    ];
-  }
-
-  private redact(report: ChannelReport): ChannelReport {
-    return {
-      ...report,
-      reason: report.reason === null ? null : this.scrub(report.reason),
-      last_error: report.last_error && { ...report.last_error, message: this.scrub(report.last_error.message) },
-    };
+    return [soleReplica(this.replicaId, this.startedAt, this.serverUrl() ?? null, leads)];
   }
 
   /** The default agent of the default tenant: what a gateway with one agent drives. */
@@ -172,10 +167,9 @@ export class Gateway {
     return this.agents?.mcpReports() ?? [];
   }
 
-  /** The agent backend: what it drives and whether it answers (checked now when `probe`). */
   /** Every agent instance built so far, by tenant and agent, with its status. */
   async agentStatuses(probe = false): Promise<TenantAgentStatus[]> {
-    return (await this.agents?.statuses(probe))?.map((s) => this.scrubStatus(s)) ?? [];
+    return (await this.agents?.statuses(probe))?.map((s) => redactStatus(s, this.scrub)) ?? [];
   }
 
   /** The tenant a channel belongs to. */
@@ -183,16 +177,10 @@ export class Gateway {
     return this.tenancy.tenantOfChannel(channel);
   }
 
-  private scrubStatus<S extends AgentStatus>(status: S): S {
-    return {
-      ...status,
-      last_error: status.last_error && { ...status.last_error, message: this.scrub(status.last_error.message) },
-    };
-  }
-
+  /** The agent backend: what it drives and whether it answers (checked now when `probe`). */
   async agentStatus(probe = false): Promise<AgentStatus | undefined> {
     const status = await this.harness?.status?.(probe);
-    return status && this.scrubStatus(status);
+    return status && redactStatus(status, this.scrub);
   }
 
   /** Restarts a channel by name (admin API); undefined when there is no such channel. */
@@ -200,7 +188,7 @@ export class Gateway {
     const slot = this.slot(name);
     if (!slot) return undefined;
     await this.restartSlot(slot);
-    return this.redact(slot.report());
+    return redactReport(slot.report(), this.scrub);
   }
 
   /**
@@ -227,8 +215,7 @@ export class Gateway {
     try {
       slot.channel = await instantiate(slot.name, slot.section, this.channelOptions());
     } catch (err) {
-      slot.override = { state: "failed", reason: errorMessage(err) };
-      slot.noteError(err);
+      slot.failedToLoad(err);
       return;
     }
     await this.startSlot(slot);
@@ -236,32 +223,6 @@ export class Gateway {
 
   get logger(): Logger {
     return this.options.logger;
-  }
-
-  /**
-   * Files between chats and agents: one folder per thread under `storage.files` (default: `files`
-   * beside the database), the desk that takes attachments in and posts files out, and the
-   * `read_file`/`send_file` tools every embedded agent gets.
-   */
-  private mediaDesk(): { desk: MediaDesk; tools: StructuredToolInterface[] } {
-    const { config, baseDir } = this.options.loaded;
-    const root = config.storage.files
-      ? path.resolve(baseDir, config.storage.files)
-      : path.join(path.dirname(path.resolve(baseDir, config.storage.path)), "files");
-    const files = new ThreadFiles(root);
-    const outbox = new FileOutbox();
-    const desk = new MediaDesk({
-      config: config.media,
-      uploadTimeoutMs: config.gateway.platform_call_timeout_ms,
-      files,
-      outbox,
-      logger: this.options.logger,
-      vision: (agent) => {
-        if (config.models.length === 0) return false;
-        return selectModel(config.models, this.tenancy.agentConfig(agent).model).supports_vision;
-      },
-    });
-    return { desk, tools: fileTools({ files, outbox, maxSendBytes: desk.maxBytes }) };
   }
 
   /** What every channel instance is built with: the server, and its conversations read back. */
@@ -292,13 +253,26 @@ export class Gateway {
     return this.slots.find((s) => s.name === name);
   }
 
+  /** Brings the gateway up: the server, then storage, agents and channels, in the order that keeps messages safe. */
   async start(): Promise<void> {
-    const { config, baseDir } = this.options.loaded;
+    const { config } = this.options.loaded;
     const logger = this.options.logger;
     if (this.options.serve !== false) {
       const addr = await this.server.listen();
       logger.info({ host: addr.address, port: addr.port }, "antler listening");
     }
+    const store = await this.openStorage();
+    for (const warning of routeWarnings(config)) logger.warn(warning);
+    const channels = this.options.channels ?? config.channels;
+    await this.openAgents(store, channels);
+    await this.readLeftovers();
+    await this.openChannels(channels);
+  }
+
+  /** Opens the binding store of `storage.kind` and, on a shared (PostgreSQL) one, joins the other replicas. */
+  private async openStorage(): Promise<BindingStore> {
+    const { config, baseDir } = this.options.loaded;
+    const logger = this.options.logger;
     const { store, coordinator } = await openStorage(config.storage, {
       baseDir,
       replica: this.replicaId,
@@ -317,13 +291,20 @@ export class Gateway {
         logger,
       });
     }
-    for (const warning of routeWarnings(config)) logger.warn(warning);
-    // The agents of every tenant that has a channel here are built now, so a broken one fails the start.
-    const channels = this.options.channels ?? config.channels;
+    return store;
+  }
+
+  /**
+   * Builds the agents of every tenant that has a channel here (now, so a broken one fails the
+   * start), the dispatcher that drives them, and each tenant's view of the store.
+   */
+  private async openAgents(store: BindingStore, channels: Record<string, ChannelSection>): Promise<void> {
+    const { config, baseDir } = this.options.loaded;
+    const logger = this.options.logger;
     const tenancy = this.tenancy;
     const tenants = new Set([DEFAULT_TENANT]);
     for (const [name, section] of Object.entries(channels)) if (section.enabled) tenants.add(tenancy.tenantOfChannel(name));
-    const media = this.mediaDesk();
+    const media = openMedia(this.options.loaded, tenancy, logger);
     const agents = await AgentDirectory.open(
       {
         config,
@@ -346,18 +327,26 @@ export class Gateway {
       media: media.desk,
       ...(this.replicaLink ? { replicas: this.replicaLink.forDispatcher() } : {}),
     });
-    const views = tenancy.tenants().map((t) => (t === store.tenant ? store : store.forTenant(t)));
-    this.views = views;
-    // Read what a previous process left unfinished before any channel can add new work; each
-    // tenant's inbox is read through its own view. Replicas instead take over the work of those
-    // that are gone, as the link finds it (other replicas' unfinished messages are theirs).
-    if (!this.replicaLink) {
-      for (const entry of (await Promise.all(views.map((v) => v.unfinished()))).flat()) {
-        this.leftovers.set(entry.channel, [...(this.leftovers.get(entry.channel) ?? []), entry]);
-      }
+    this.views = tenancy.tenants().map((t) => (t === store.tenant ? store : store.forTenant(t)));
+  }
+
+  /**
+   * Reads what a previous process left unfinished before any channel can add new work; each
+   * tenant's inbox is read through its own view. Replicas instead take over the work of those
+   * that are gone, as the link finds it (other replicas' unfinished messages are theirs).
+   */
+  private async readLeftovers(): Promise<void> {
+    if (this.replicaLink) return;
+    for (const entry of (await Promise.all(this.views.map((v) => v.unfinished()))).flat()) {
+      this.leftovers.set(entry.channel, [...(this.leftovers.get(entry.channel) ?? []), entry]);
     }
+  }
+
+  /** Loads and starts every channel, then opens the webhooks and starts the supervisor and the inbox pruning. */
+  private async openChannels(channels: Record<string, ChannelSection>): Promise<void> {
+    const logger = this.options.logger;
     this.slots = await loadChannels(channels, this.channelOptions());
-    if (!config.server.admin_token && this.options.serve !== false) {
+    if (!this.options.loaded.config.server.admin_token && this.options.serve !== false) {
       logger.warn("server.admin_token is not set: the admin API and status page answer only loopback requests");
     }
     // A platform that keeps a channel connecting must not hold up the rest: wait a bounded time,
@@ -368,6 +357,7 @@ export class Gateway {
     await Promise.race([started, delay(this.options.startWaitMs ?? START_WAIT_MS)]);
     if (this.server.pausedFor === "starting") this.server.resume(); // not if stop() began meanwhile
     this.supervisor.start();
+    const views = this.views;
     this.pruneTimer = setInterval(() => {
       for (const view of views) void view.pruneInbox(Date.now() - INBOX_KEEP_MS);
     }, 3600_000);
@@ -382,14 +372,10 @@ export class Gateway {
     // Another replica runs this bot's one connection: stand by.
     if (this.replicaLink && !this.replicaLink.mayStart(slot)) return;
     const logger = this.options.logger;
-    slot.override = { state: "starting", reason: "connecting to the platform" };
     try {
-      await channel.start(dispatcher.sinkFor(slot));
-      slot.override = undefined;
+      await slot.start(dispatcher.sinkFor(slot));
       logger.info({ channel: slot.name, mode: channel.status().mode }, "channel started");
     } catch (err) {
-      slot.override = { state: "failed", reason: errorMessage(err) };
-      slot.noteError(err);
       logger.error({ channel: slot.name, err }, "channel failed to start");
       return;
     }
@@ -424,13 +410,7 @@ export class Gateway {
         await Promise.race([dispatcher.idle(), delay(drainMs)]);
       }
     }
-    await Promise.all(
-      this.slots.map((slot) =>
-        slot.channel
-          ?.stop()
-          .catch((err: unknown) => this.options.logger.warn({ err, channel: slot.name }, "channel stop failed")),
-      ),
-    );
+    await stopChannels(this.slots, this.logger);
     // Gives up this replica's other leases, so the others take its waiting messages at once.
     await this.replicaLink?.close();
     await this.agents?.close();
@@ -438,22 +418,6 @@ export class Gateway {
     await this.server.close();
     this.options.logger.info("antler stopped");
   }
-}
-
-/**
- * Exclusive channels stop taking updates (and, with several replicas, give their leases up) while
- * their send path stays open for the replies that are still running.
- */
-async function stopIntakes(slots: ChannelSlot[], logger: Logger): Promise<void> {
-  await Promise.all(
-    slots.map((slot) =>
-      slot.channel?.exclusive
-        ? slot.channel
-            .stopIntake?.()
-            .catch((err: unknown) => logger.warn({ err, channel: slot.name }, "channel intake stop failed"))
-        : undefined,
-    ),
-  );
 }
 
 function delay(ms: number): Promise<void> {

@@ -185,8 +185,8 @@ describe("/agent", () => {
     // Same thread as before the refused switch, and no pick stored.
     expect(historyOf(first!.requests[1])).toContain("hello");
     const key = "loop:w:locked";
-    expect(await gw.gateway.store!.chosenAgent(key)).toBeUndefined();
-    expect((await gw.gateway.store!.threadHistory(key)).map((b) => b.agent)).toEqual(["default"]);
+    expect(await gw.gateway.bindingStore!.chosenAgent(key)).toBeUndefined();
+    expect((await gw.gateway.bindingStore!.threadHistory(key)).map((b) => b.agent)).toEqual(["default"]);
   });
 });
 
@@ -200,7 +200,7 @@ describe("a route changed between restarts", () => {
     second!.setDefault({ text: "research answer" });
     await world.userSays("remember the word heron");
     await posted(world, "general answer");
-    const before = await gw.gateway.store!.currentBinding("loop:w:dm1");
+    const before = await gw.gateway.bindingStore!.currentBinding("loop:w:dm1");
     await gw.stop();
 
     // The operator edits routes: this chat now goes to research.
@@ -215,7 +215,7 @@ describe("a route changed between restarts", () => {
     expect(first!.requests).toHaveLength(1);
     expect(second!.requests.map(lastUserText)).toEqual(["which word?"]);
     expect(historyOf(second!.requests[0])).not.toContain("heron");
-    const history = await again.gateway.store!.threadHistory("loop:w:dm1");
+    const history = await again.gateway.bindingStore!.threadHistory("loop:w:dm1");
     expect(history.map((b) => [b.agent, b.current])).toEqual([
       ["research", true],
       ["default", false],
@@ -332,12 +332,12 @@ describe("tenants", () => {
     };
     await loopB.deliver(forged);
     await posted(loopB, NOTICES.staleQuestion);
-    await gw.gateway.dispatcher!.idle();
+    await gw.gateway.messageDispatcher!.idle();
 
     expect(modelA.requests).toHaveLength(1);
     expect(modelB.requests).toHaveLength(0);
     expect(question.buttons).toHaveLength(2);
-    const storeA = gw.gateway.store!.forTenant("a");
+    const storeA = gw.gateway.bindingStore!.forTenant("a");
     const binding = await storeA.currentBinding("loopA:w:dm1");
     expect(await storeA.getPending(binding!.threadId)).toMatchObject({ questionId: question.questionId });
 
@@ -372,7 +372,7 @@ describe("tenants", () => {
 
     expect(historyOf(modelB.requests[0])).not.toContain("secret of tenant a");
     expect(modelA.requests.map(lastUserText)).toEqual(["secret of tenant a"]);
-    const store = gw.gateway.store!;
+    const store = gw.gateway.bindingStore!;
     const a = await store.forTenant("a").threadHistory(key);
     const b = await store.forTenant("b").threadHistory(key);
     expect(a.map((x) => x.agent)).toEqual(["alpha"]);
@@ -425,7 +425,7 @@ describe("tenants", () => {
     expect(fromB).toContain("beta__echo");
     expect(fromB.filter((n) => n.startsWith("alpha__"))).toEqual([]);
 
-    const agents = gw.gateway.agents!;
+    const agents = gw.gateway.agentDirectory!;
     const reports = agents.mcpReports().map((r) => [r.tenant, r.name, r.state]);
     expect(reports.sort()).toEqual([
       ["a", "a_tools", "ready"],

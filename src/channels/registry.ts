@@ -13,6 +13,7 @@ import { AntlerError, ConfigError, errorMessage } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 import { resolveClass } from "../reflection/index.js";
 import { AccessConfig, accessRulesFrom, OPEN_ACCESS } from "./kit/access.js";
+import { ChannelLifecycle, lifecycleOf } from "./kit/lifecycle.js";
 import {
   type AccessRules,
   type Channel,
@@ -20,6 +21,7 @@ import {
   type ChannelState,
   type ConversationHistory,
   type HttpMount,
+  type InboundSink,
   REQUIRED_CHANNEL_METHODS,
 } from "./types.js";
 
@@ -64,12 +66,17 @@ export interface ChannelReport {
   leader?: string | null;
 }
 
-/** One configured channel: its instance (if it loaded) and everything the core tracks about it. */
+/**
+ * One configured channel: its instance (if it loaded) and everything the core tracks about it.
+ * Its start and last error are the lifecycle's (`life`): the channel's own when it is built on
+ * `LifecycleChannel`, else one the slot keeps for it.
+ */
 export class ChannelSlot {
-  channel: Channel | undefined;
-  /** Set when the core (not the adapter) decided the state: disabled, or failed to load/start. */
-  override: { state: ChannelState; reason: string } | undefined;
-  lastError: { message: string; at: number } | undefined;
+  #channel: Channel | undefined;
+  /** Set when the core holds the channel back: disabled in config, or another replica runs it. */
+  override: { state: "disabled" | "standby"; reason: string } | undefined;
+  /** Stands in for the lifecycle of a channel that has none of its own, or that did not load. */
+  readonly #standIn: ChannelLifecycle;
   lastInboundAt: number | undefined;
   lastOutboundAt: number | undefined;
   readonly counters: ChannelCounters = { inbound: 0, runs: 0, replies: 0, errors: 0, rate_limited: 0 };
@@ -78,7 +85,57 @@ export class ChannelSlot {
     readonly name: string,
     readonly enabled: boolean,
     readonly section: ChannelSection,
-  ) {}
+  ) {
+    this.#standIn = new ChannelLifecycle(name, typeof section.mode === "string" ? section.mode : "unknown");
+  }
+
+  get channel(): Channel | undefined {
+    return this.#channel;
+  }
+
+  /** A fresh instance keeps the last error of the one it replaces. */
+  set channel(next: Channel | undefined) {
+    const previous = this.life.status().lastError ?? null;
+    this.#channel = next;
+    this.life.inherit(previous);
+  }
+
+  /** The lifecycle the slot's state and last error are read from. */
+  get life(): ChannelLifecycle {
+    return (this.#channel && lifecycleOf(this.#channel)) ?? this.#standIn;
+  }
+
+  /** The state the core holds the channel in, if any: disabled, standby, starting, or failed to load or start. */
+  get held(): { state: ChannelState; reason: string } | undefined {
+    return this.override ?? this.life.startState();
+  }
+
+  /**
+   * Starts the loaded channel with `sink`. Until it is up its lifecycle says "starting"; if the
+   * start throws, "failed" with the reason (and the error is counted), and the error is rethrown.
+   */
+  async start(sink: InboundSink): Promise<void> {
+    const channel = this.#channel;
+    if (!channel) return;
+    const life = this.life;
+    const standIn = life === this.#standIn;
+    this.override = undefined;
+    if (standIn) life.opening();
+    try {
+      await channel.start(sink);
+      if (standIn) life.opened();
+    } catch (err) {
+      life.startFailed(err);
+      this.noteError(err);
+      throw err;
+    }
+  }
+
+  /** The channel could not be loaded (or built again for a restart): failed with `err`'s message. */
+  failedToLoad(err: unknown): void {
+    this.life.startFailed(err);
+    this.noteError(err);
+  }
 
   /** Access rules the dispatcher enforces for this channel. */
   get access(): AccessRules {
@@ -87,19 +144,20 @@ export class ChannelSlot {
 
   noteError(err: unknown): void {
     this.counters.errors++;
-    this.lastError = { message: errorMessage(err), at: Date.now() };
+    this.life.noteError(err);
   }
 
   report(): ChannelReport {
-    const own = this.channel && !this.override ? safeStatus(this.channel) : undefined;
-    const lastError = newest(own?.lastError ?? undefined, this.lastError);
+    const held = this.held;
+    const own = this.channel && !held ? safeStatus(this.channel) : undefined;
+    const lastError = newest(own?.lastError ?? undefined, this.life.status().lastError ?? undefined);
     return {
       name: this.name,
       enabled: this.enabled,
-      state: this.override?.state ?? own?.state ?? "stopped",
+      state: held?.state ?? own?.state ?? "stopped",
       connected: own?.connected ?? false,
       mode: own?.mode ?? (typeof this.section.mode === "string" ? this.section.mode : null),
-      reason: this.override?.reason ?? own?.reason ?? null,
+      reason: held?.reason ?? own?.reason ?? null,
       last_error: lastError ? { message: lastError.message, at: new Date(lastError.at).toISOString() } : null,
       last_inbound_at: iso(this.lastInboundAt),
       last_outbound_at: iso(this.lastOutboundAt),
@@ -163,8 +221,7 @@ export async function loadChannels(
         configErrors.push(err);
         continue;
       }
-      slot.override = { state: "failed", reason: errorMessage(err) };
-      slot.noteError(err);
+      slot.failedToLoad(err);
       options.logger.error({ channel: name, err }, "channel failed to load");
     }
   }
@@ -224,4 +281,29 @@ function classPath(name: string, section: ChannelSection): string {
 export function accessFromSection(section: ChannelSection): AccessRules {
   const parsed = AccessConfig.safeParse(section);
   return parsed.success ? accessRulesFrom(parsed.data) : OPEN_ACCESS;
+}
+
+/** Stops every slot's channel; one that fails to stop is logged, and the others still stop. */
+export async function stopChannels(slots: ChannelSlot[], logger: Logger): Promise<void> {
+  await Promise.all(
+    slots.map((slot) =>
+      slot.channel?.stop().catch((err: unknown) => logger.warn({ err, channel: slot.name }, "channel stop failed")),
+    ),
+  );
+}
+
+/**
+ * Exclusive channels stop taking updates (and, with several replicas, give their leases up) while
+ * their send path stays open for the replies that are still running.
+ */
+export async function stopIntakes(slots: ChannelSlot[], logger: Logger): Promise<void> {
+  await Promise.all(
+    slots.map((slot) =>
+      slot.channel?.exclusive
+        ? slot.channel
+            .stopIntake?.()
+            .catch((err: unknown) => logger.warn({ err, channel: slot.name }, "channel intake stop failed"))
+        : undefined,
+    ),
+  );
 }

@@ -202,7 +202,7 @@ export class ReplicaLink {
 
   /** The slot's channel runs on this replica now. */
   private runsHere(slot: ChannelSlot): boolean {
-    if (!slot.enabled || !slot.channel || slot.override) return false;
+    if (!slot.enabled || !slot.channel || slot.held) return false;
     return !slot.channel.exclusive || this.coordinator.leads(slot.name);
   }
 

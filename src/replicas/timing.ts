@@ -38,3 +38,12 @@ export function replicaTiming(options: { leaseMs?: number; heartbeatMs?: number 
   }
   return { heartbeatMs, leaseMs, deadAfterMs: leaseMs, sweepMs: heartbeatMs };
 }
+
+/**
+ * Until when (local clock) a lease granted or renewed by a request sent at `asked` holds for its
+ * holder: counted from before the request (the database may have granted it a moment later), and
+ * half a heartbeat early, so one missed renewal is survived.
+ */
+export function leaseHoldsUntil(asked: number, timing: Pick<ReplicaTiming, "leaseMs" | "heartbeatMs">): number {
+  return asked + timing.leaseMs - timing.heartbeatMs / 2;
+}

@@ -104,7 +104,7 @@ export async function benchRemote(o: RemoteBenchOptions): Promise<void> {
     agent: { backend: "remote", remote: { url: lg.url, assistant_id: "agent", api_key: lg.apiKey } },
     gateway: { max_concurrent_runs: k, queue_size: 2 },
   });
-  const dispatcher = gw.gateway.dispatcher;
+  const dispatcher = gw.gateway.messageDispatcher;
   if (!dispatcher) throw new Error("the gateway has no dispatcher");
   const threads = await Promise.all(Array.from({ length: k }, async () => (await lg.client.threads.create()).thread_id));
 

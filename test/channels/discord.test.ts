@@ -223,7 +223,7 @@ describe("discord gateway and limits", () => {
 
   it("tries again when the core cannot record a message, and tells the user when it never can", async () => {
     const { driver, gw } = await boot();
-    const store = gw.gateway.store!;
+    const store = gw.gateway.bindingStore!;
     const record = store.recordInbound.bind(store);
     let failures = 1;
     store.recordInbound = async (entry) => {

@@ -223,9 +223,9 @@ describe("dispatcher", () => {
   it("refuses (does not ack) messages once shutdown began, so the platform redelivers them", async () => {
     const world = new LoopbackWorld();
     const gw = await boot(world);
-    gw.gateway.dispatcher!.stopAccepting();
+    gw.gateway.messageDispatcher!.stopAccepting();
     await expect(world.userSays("too late", { eventId: "late-1" })).rejects.toThrow(/shutting down/);
-    expect(await gw.gateway.store!.getInbound("loop", "late-1")).toBeUndefined();
+    expect(await gw.gateway.bindingStore!.getInbound("loop", "late-1")).toBeUndefined();
   });
 
   it("answers a message without text with a clear notice and no run", async () => {
@@ -273,7 +273,7 @@ describe("dispatcher", () => {
     world.startError = undefined;
     await eventually(() => gw.gateway.report("loop")?.state === "running", 10_000, "the supervisor to restart the channel");
     await eventually(() => texts(world).includes(NOTICES.restarted), 5_000, "the restart notice");
-    expect((await gw.gateway.store!.getInbound("loop", "lost-1"))?.state).toBe("failed");
+    expect((await gw.gateway.bindingStore!.getInbound("loop", "lost-1"))?.state).toBe("failed");
   });
 
   it("ends a run whose backend ignores the timeout: the user is told, and the conversation and run slot are freed", async () => {
@@ -308,7 +308,7 @@ describe("dispatcher", () => {
     const notice = await eventually(() => texts(world).find((t) => t.startsWith("⚠️")), 10_000, "the timeout notice");
     expect(notice).toMatch(/too long/);
     await eventually(() => texts(world).includes("echo after") && texts(world, "dm2").includes("echo elsewhere"), 10_000);
-    expect(gw.gateway.dispatcher!.activeRuns).toBe(0);
+    expect(gw.gateway.messageDispatcher!.activeRuns).toBe(0);
   });
 
   it("tells the user when a run ends without any text (only tool calls), instead of leaving silence", async () => {
@@ -329,7 +329,7 @@ describe("dispatcher", () => {
     running.push(gw);
     models.push(gw.model);
     const msg = await world.userSays("search quietly");
-    await eventually(async () => (await gw.gateway.store!.getInbound("loop", msg.eventId))?.state === "done");
+    await eventually(async () => (await gw.gateway.bindingStore!.getInbound("loop", msg.eventId))?.state === "done");
     expect(texts(world)).toEqual([NOTICES.noReply]);
   });
 
@@ -357,7 +357,7 @@ describe("dispatcher", () => {
     await eventually(() => texts(world).includes("answer to three"), 10_000, "the queued messages answered after the restart");
     expect(userTexts(gw.model)).toEqual(["one", "two", "three"]);
     expect(texts(world).indexOf("answer to two")).toBeLessThan(texts(world).indexOf("answer to three"));
-    await eventually(async () => (await again.gateway.store!.unfinished()).length === 0, 10_000, "the inbox done");
+    await eventually(async () => (await again.gateway.bindingStore!.unfinished()).length === 0, 10_000, "the inbox done");
   });
 
   it("after a crash, a message accepted but never started runs if young enough; an older one gets a notice", async () => {
@@ -394,7 +394,7 @@ describe("dispatcher", () => {
     await eventually(() => texts(world, "dm2").includes(NOTICES.tooOld), 10_000, "the notice for the old one");
     await eventually(() => texts(world, "dm1").includes(NOTICES.tooOld), 10_000, "the notice for the other old one");
     expect(userTexts(first.model)).toEqual(["just now"]);
-    await eventually(async () => (await gw.gateway.store!.unfinished()).length === 0, 10_000, "the inbox done");
+    await eventually(async () => (await gw.gateway.bindingStore!.unfinished()).length === 0, 10_000, "the inbox done");
   });
 
   it("a message waiting for a run slot shows the typing indicator while it waits", async () => {
@@ -439,7 +439,7 @@ describe("dispatcher", () => {
     const world = new LoopbackWorld();
     const gw = await startTestGateway({ channels: { loop: world.channelConfig() }, harness, drainMs: 2_000 });
     models.push(gw.model);
-    await gw.gateway.store!.bindThread("loop:w:dm1", "t-1");
+    await gw.gateway.bindingStore!.bindThread("loop:w:dm1", "t-1");
     const rejections: unknown[] = [];
     const onRejection = (err: unknown) => rejections.push(err);
     process.on("unhandledRejection", onRejection);

@@ -202,3 +202,37 @@ describe("LifecycleChannel.stopIntake", () => {
     expect(channel.g.counts.live).toBe(0);
   });
 });
+
+describe("ChannelLifecycle as the one record of a channel's start", () => {
+  it("says starting while a start runs and failed after a failed one, but not for a failure at run time", async () => {
+    const life = new ChannelLifecycle("c", "webhook");
+    const g = gate();
+    const started = life.start(g.open, g.close);
+    expect(life.startState()).toEqual({ state: "starting", reason: "connecting to the platform" });
+    g.release();
+    await started;
+    expect(life.startState()).toBeUndefined();
+    life.failed(new Error("token revoked"));
+    expect(life.startState()).toBeUndefined();
+    await life.stop(g.close);
+    await life
+      .start(async () => {
+        throw new Error("token rejected");
+      }, g.close)
+      .catch(() => undefined);
+    expect(life.startState()).toEqual({ state: "failed", reason: "token rejected" });
+  });
+
+  it("records what the core could not load or start, and keeps a previous instance's last error", () => {
+    const life = new ChannelLifecycle("c", "webhook");
+    life.startFailed(new Error("no such class"));
+    expect(life.startState()).toEqual({ state: "failed", reason: "no such class" });
+    life.opening();
+    expect(life.startState()?.state).toBe("starting");
+    life.opened();
+    expect(life.startState()).toBeUndefined();
+    const fresh = new ChannelLifecycle("c", "webhook");
+    fresh.inherit({ message: "earlier", at: 1 });
+    expect(fresh.status().lastError).toEqual({ message: "earlier", at: 1 });
+  });
+});

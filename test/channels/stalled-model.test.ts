@@ -70,7 +70,7 @@ describe("run slots", () => {
     const waited = Date.now() - sent;
     expect(waited, "answered long before any stall ends").toBeLessThan(15_000);
     // Once silent past the threshold, the stalled runs hold no slot.
-    await eventually(() => gw!.gateway.dispatcher!.activeRuns === 0, 10_000, "no slot held by a stalled run");
+    await eventually(() => gw!.gateway.messageDispatcher!.activeRuns === 0, 10_000, "no slot held by a stalled run");
     for (let i = 0; i < 5; i++) await world.userSays("/stop", { chatId: `stuck${i}` });
     for (let i = 0; i < 5; i++) {
       await eventually(
@@ -79,7 +79,7 @@ describe("run slots", () => {
         `the stop notice in conversation ${i}`,
       );
     }
-    await eventually(() => gw!.gateway.dispatcher!.activeRuns === 0, 5_000, "every slot back");
+    await eventually(() => gw!.gateway.messageDispatcher!.activeRuns === 0, 5_000, "every slot back");
   });
 
   it("a stalled run that moves again finishes without waiting for a slot, and streaming runs keep the cap", async () => {
@@ -141,6 +141,6 @@ describe("run slots", () => {
       "every streaming run answered",
     );
     expect(most, "never more streaming runs than slots").toBe(2);
-    await eventually(() => gw!.gateway.dispatcher!.activeRuns === 0, 5_000, "every slot back");
+    await eventually(() => gw!.gateway.messageDispatcher!.activeRuns === 0, 5_000, "every slot back");
   });
 });

@@ -229,7 +229,7 @@ describe("while the channel is stopped", () => {
     const tab = await open(b, conv);
     const slot = g.gateway.slot("web");
     const channel = slot?.channel;
-    const sink = slot && g.gateway.dispatcher?.sinkFor(slot);
+    const sink = slot && g.gateway.messageDispatcher?.sinkFor(slot);
     if (!channel || !sink) throw new Error("the web channel is not loaded");
     await channel.stop();
     const refused = await b.say(conv, "are you back?", "msg-while-stopped");
@@ -565,7 +565,7 @@ describe("files", () => {
     await tab.say("hello");
     await eventually(reply(tab, "ok: hello"), 15_000, "the first reply");
     // The page cannot upload, so the file is put in the thread's folder as if the agent wrote it.
-    const threadId = await g.gateway.store?.currentThread(`web:${await b.clientId()}:${conv}`);
+    const threadId = await g.gateway.bindingStore?.currentThread(`web:${await b.clientId()}:${conv}`);
     expect(threadId).toBeTruthy();
     const folder = path.join(g.dir, "files", String(threadId));
     await mkdir(folder, { recursive: true });

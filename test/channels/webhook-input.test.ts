@@ -82,7 +82,7 @@ async function expectNoRun(g: TestGateway, cases: BadCase[], post: (c: BadCase) 
   }
   expect(answered).toEqual(cases.map((c) => [c.name, c.status]));
   expect(g.model.requests).toHaveLength(0);
-  expect(await g.gateway.store?.unfinished()).toEqual([]);
+  expect(await g.gateway.bindingStore?.unfinished()).toEqual([]);
   expect(lines.filter((l) => l.level >= 50)).toEqual([]);
   expect(lines.some((l) => l.err?.stack)).toBe(false);
 }
@@ -325,7 +325,7 @@ describe("feishu replay window", () => {
     const late = await fake.userSays({ text: "six minutes late" }, { timestamp: Math.floor(Date.now() / 1000) - 6 * 60 });
     expect(late.webhook?.status).toBe(401);
     expect(g.model.requests).toHaveLength(0);
-    expect(await g.gateway.store?.unfinished()).toEqual([]);
+    expect(await g.gateway.bindingStore?.unfinished()).toEqual([]);
 
     g.model.enqueue({ text: "fresh answer" });
     const fresh = await fake.userSays({ text: "fresh" }, { timestamp: Math.floor(Date.now() / 1000) - 4 * 60 });

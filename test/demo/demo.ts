@@ -87,7 +87,7 @@ if (web) {
 process.stdout.write('Antler demo: type a message and press Enter (try "plan a trip"). Ctrl-D quits.\n');
 const terminal = gateway.slot("console")?.channel as ConsoleChannel;
 await terminal.closed;
-await gateway.dispatcher?.idle();
+await gateway.messageDispatcher?.idle();
 process.stdout.write("\n");
 await gateway.stop();
 await model.close();

@@ -110,7 +110,7 @@ describe("gateway on PostgreSQL", () => {
     model.enqueue({ text: "Nice to meet you, Ada." });
     await world.userSays("my name is Ada");
     await eventually(() => world.botMessages().some((m) => m.text === "Nice to meet you, Ada."));
-    const threadId = await first.gateway.store?.currentThread(KEY);
+    const threadId = await first.gateway.bindingStore?.currentThread(KEY);
     expect(threadId).toBeDefined();
     await first.stop(false);
 
@@ -121,9 +121,9 @@ describe("gateway on PostgreSQL", () => {
     // The model saw the first exchange: the agent's state came back from PostgreSQL.
     const history = model.requests.at(-1)?.messages.map((m) => contentText(m.content));
     expect(history).toEqual(expect.arrayContaining(["my name is Ada", "Nice to meet you, Ada.", "who am I?"]));
-    expect(await second.gateway.store?.currentThread(KEY)).toBe(threadId);
+    expect(await second.gateway.bindingStore?.currentThread(KEY)).toBe(threadId);
     // The reply is visible a moment before its inbox row is marked done.
-    await eventually(async () => (await second.gateway.store?.unfinished())?.length === 0, 10_000, "the inbox done");
+    await eventually(async () => (await second.gateway.bindingStore?.unfinished())?.length === 0, 10_000, "the inbox done");
     const [row] = await adminQuery<{ n: string }>(
       `SELECT count(*) AS n FROM "${checkpointSchema("default")}".checkpoints WHERE thread_id = $1`,
       [threadId],

@@ -134,7 +134,7 @@ describe("MCP status for operators", () => {
     await eventually(() => world.botMessages().some((m) => m.text === "chat reply"));
     expect(toolMessages(mock.requests[1]?.messages)[0]?.text).toBe("Echo: via chat");
 
-    const live = gateway.agents?.mcpOf("default")?.server("everything")?.pid as number;
+    const live = gateway.agentDirectory?.mcpOf("default")?.server("everything")?.pid as number;
     expect(processExists(live)).toBe(true);
     await gateway.stop();
     gateway = undefined;

@@ -69,7 +69,7 @@ describe("/stop between replicas, with the owner's listening connection down", (
     await eventually(() => proxy.severed > 0, 5_000, "the owner's listening connection cut");
     // Event ids of their own: the two worlds would otherwise number their events alike.
     await other.userSays("/stop", { eventId: "stop-1" });
-    await elsewhere.gateway.dispatcher!.idle();
+    await elsewhere.gateway.messageDispatcher!.idle();
     proxy.mend();
 
     await eventually(() => notices().length > 0, 15_000, "the stopped notice on the owner");
@@ -158,7 +158,7 @@ describe("a stop request applied late", () => {
     model.setDefault({ text: "a long story ".repeat(40).trim(), chunkSize: 2, delayMs: 80 });
     const gw = await startTestGateway({ channels: { loop: world.channelConfig() }, model });
     cleanup.push(() => gw.stop(false));
-    const dispatcher = gw.gateway.dispatcher!;
+    const dispatcher = gw.gateway.messageDispatcher!;
     await world.userSays("tell me a long story");
     await eventually(() => world.botMessages().some((m) => m.text.length > 0), 15_000, "the reply streaming");
     // A request made a minute ago is older than this reply: it was meant for an earlier one.

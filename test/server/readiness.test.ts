@@ -84,7 +84,7 @@ describe("readiness", () => {
     await eventually(() => g.slot("dingtalk")?.report().state === "running", 10_000, "dingtalk started");
     const held = await f.userSays("sent during start-up");
     expect(held?.status).toBe(503);
-    expect(await g.store?.unfinished()).toEqual([]);
+    expect(await g.bindingStore?.unfinished()).toEqual([]);
 
     release();
     await starting;

@@ -11,6 +11,9 @@
  *
  * It is also the channel's status tracker: the adapter reports `connected()` or
  * `degraded(reason)` as its connection comes and goes, and `noteError` for the last platform error.
+ * It is the one record of the channel's last error and of its start: the core notes its own
+ * errors here (`ChannelSlot.noteError`) and reads "starting", and a failed load or start, from
+ * `startState()` (src/channels/registry.ts).
  */
 import { ChannelError, errorMessage } from "../../errors.js";
 import type { Channel, ChannelState, ChannelStatus, InboundSink } from "../types.js";
@@ -27,12 +30,16 @@ type Opener = (signal: AbortSignal) => Promise<OpenResult | undefined> | Promise
 type Phase = "stopped" | "starting" | "up" | "failed";
 
 const INTAKE_STOPPED = "not taking new messages: the channel is being handed over";
+/** What a channel's report says while its start is under way. */
+const STARTING = "connecting to the platform";
 
 export class ChannelLifecycle {
   private phase: Phase = "stopped";
   /** The connection as last reported; `reason` set = degraded. */
   private link: { connected: boolean; reason?: string } | undefined;
   private failure: string | undefined;
+  /** Whether `failure` ended a start (or the core could not load or start the channel), not a running channel. */
+  private failedStarting = false;
   private lastError: { message: string; at: number } | null = null;
   private abort: AbortController | undefined;
   private starting: Promise<void> | undefined;
@@ -53,9 +60,7 @@ export class ChannelLifecycle {
     if (this.active) return Promise.resolve();
     const abort = new AbortController();
     this.abort = abort;
-    this.phase = "starting";
-    this.link = undefined;
-    this.failure = undefined;
+    this.opening();
     const run = this.run(open, close, abort.signal, this.previous);
     this.previous = run;
     const joined: Promise<void> = run.finally(() => {
@@ -83,6 +88,7 @@ export class ChannelLifecycle {
       }
       this.abort = undefined;
       this.failed(err);
+      this.failedStarting = true;
       await close().catch(() => {});
       throw err;
     }
@@ -133,6 +139,7 @@ export class ChannelLifecycle {
   /** A failure that ends the channel until it is restarted (e.g. the token was revoked). */
   failed(err: unknown): void {
     this.phase = "failed";
+    this.failedStarting = false;
     this.failure = errorMessage(err);
     this.link = undefined;
     this.noteError(err);
@@ -141,6 +148,42 @@ export class ChannelLifecycle {
   /** Remembers the last platform error for status. */
   noteError(err: unknown): void {
     this.lastError = { message: errorMessage(err), at: Date.now() };
+  }
+
+  /**
+   * A start is under way. `start` says so itself; the core says so for a channel whose start this
+   * lifecycle does not run (a channel class not built on it), and `opened` when it is up.
+   */
+  opening(): void {
+    this.phase = "starting";
+    this.link = undefined;
+    this.failure = undefined;
+    this.failedStarting = false;
+  }
+
+  /** The start the core reported with `opening` is done. */
+  opened(): void {
+    this.phase = "up";
+  }
+
+  /** The core could not load or start the channel: failed with `err`'s message until the next start. */
+  startFailed(err: unknown): void {
+    this.phase = "failed";
+    this.failure = errorMessage(err);
+    this.failedStarting = true;
+    this.link = undefined;
+  }
+
+  /** Keeps a previous instance's last error, when this one has none yet (a channel restarted with a fresh instance). */
+  inherit(lastError: { message: string; at: number } | null): void {
+    this.lastError ??= lastError && { ...lastError };
+  }
+
+  /** While a start is under way, or after one failed: what the channel's report says then; else undefined. */
+  startState(): { state: "starting" | "failed"; reason: string } | undefined {
+    if (this.phase === "starting") return { state: "starting", reason: STARTING };
+    if (this.phase === "failed" && this.failedStarting) return { state: "failed", reason: this.failure ?? "" };
+    return undefined;
   }
 
   status(): ChannelStatus {
@@ -177,6 +220,11 @@ export abstract class LifecycleChannel
   /** One connection per bot (see `Channel.exclusive`). */
   readonly exclusive: boolean;
   protected readonly life: ChannelLifecycle;
+
+  /** The lifecycle the core reads this channel's start and last error from (`lifecycleOf`). */
+  get lifecycle(): ChannelLifecycle {
+    return this.life;
+  }
 
   constructor(name: string, mode: string, options: { exclusive?: boolean } = {}) {
     this.name = name;
@@ -220,4 +268,9 @@ export abstract class LifecycleChannel
   protected closeIntake(): Promise<void> {
     return this.close();
   }
+}
+
+/** The channel's own lifecycle, when it is built on {@link LifecycleChannel}; else undefined. */
+export function lifecycleOf(channel: Channel): ChannelLifecycle | undefined {
+  return channel instanceof LifecycleChannel ? channel.lifecycle : undefined;
 }

@@ -10,7 +10,7 @@ export function deliveryContract(current: () => ContractContext): void {
   describe("delivery", () => {
     it("does not acknowledge an event the core could not record, and answers its redelivery once", async () => {
       const { driver, gateway, model } = current();
-      const store = gateway.store;
+      const store = gateway.bindingStore;
       if (!store) throw new Error("the gateway has no store");
       const record = store.recordInbound.bind(store);
       let failures = 1;

@@ -56,7 +56,7 @@ export function timesHeard(model: MockModel, text: string): number {
 export function channelUnderTest(ctx: ContractContext) {
   const slot = ctx.gateway.slot(ctx.driver.channelName);
   const channel = slot?.channel;
-  const dispatcher = ctx.gateway.dispatcher;
+  const dispatcher = ctx.gateway.messageDispatcher;
   if (!slot || !channel || !dispatcher) throw new Error(`channel ${ctx.driver.channelName} is not loaded`);
   return { slot, channel, sink: dispatcher.sinkFor(slot) };
 }

@@ -5,7 +5,6 @@
  */
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import path from "node:path";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { BindingStore, InboxEntry } from "./bindings/types.js";
 import {
@@ -22,7 +21,6 @@ import { collectSecrets, type LoadedConfig } from "./config/loader.js";
 import type { ChannelSection } from "./config/schema.js";
 import { Dispatcher, type DispatcherObserver } from "./core/dispatcher.js";
 import { ReplicaLink, standbyReason } from "./core/replica-link.js";
-import { errorMessage } from "./errors.js";
 import { AgentDirectory, type TenantMcpReport } from "./harness/directory.js";
 import type { AgentStatus, Harness } from "./harness/types.js";
 import { type Logger, secretScrubber } from "./log/logger.js";

@@ -1,6 +1,6 @@
 /** Discord's emitter and the packed button ids: the parts of the adapter that need no Gateway. */
 import { describe, expect, it } from "vitest";
-import { decodeCustomId, encodeCustomId, MAX_CUSTOM_ID } from "../../src/channels/discord/custom-id.js";
+import { decodeCustomId, encodeCustomId, MAX_CUSTOM_ID } from "../../src/channels/discord/buttons.js";
 import { escapeDiscord, toDiscordMarkdown } from "../../src/channels/discord/format.js";
 import { keyTail, refFor } from "../../src/channels/discord/inbound.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { questionBlocks, sectionBlocks } from "../../src/channels/slack/blocks.js";
+import { questionBlocks, sectionBlocks } from "../../src/channels/slack/buttons.js";
 import { toMrkdwn } from "../../src/channels/slack/format.js";
 import { decodeButtonValue, stripMention } from "../../src/channels/slack/inbound.js";
 

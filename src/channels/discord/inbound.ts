@@ -10,7 +10,7 @@
 import type { ButtonInteraction, ChatInputCommandInteraction, Message } from "discord.js";
 import { MessageType } from "discord.js";
 import type { ConversationRef, InboundMessage } from "../types.js";
-import { decodeCustomId } from "./custom-id.js";
+import { decodeCustomId } from "./buttons.js";
 import { attachmentsOf } from "./files.js";
 
 export interface DiscordIdentity {

@@ -53,7 +53,7 @@ describe("discord custom_id", () => {
 });
 
 describe("discord conversation keys", () => {
-  const rules = { name: "discord", thread: true, scope: "channel" as const };
+  const rules = { name: "discord", thread: true, scope: "chat" as const };
   const from = { id: "555", text: "hello there\nsecond line", user: "Alice" };
 
   it("keys a DM by its channel, and a thread by its parent and itself", () => {

@@ -39,7 +39,7 @@ import type {
 } from "../types.js";
 import { buttonRows, MAX_BUTTONS } from "./buttons.js";
 import { registerCommands, SLASH_COMMANDS } from "./commands.js";
-import { DiscordChannelConfig } from "./config.js";
+import { DISCORD_RENAMES, DiscordChannelConfig } from "./config.js";
 import { type DiscordFileSource, downloadAttachment, linkIn, MAX_UPLOAD_BYTES, uploadRequest } from "./files.js";
 import { discordEmitter, escapeDiscord, toDiscordMarkdown } from "./format.js";
 import { type DiscordIdentity, type KeyRules, keyTail, translateClick, translateCommand, translateMessage } from "./inbound.js";
@@ -64,6 +64,7 @@ const SINK_BACKOFF_MS = [250, 1000, 2500];
 
 export class DiscordChannel extends LifecycleChannel implements Channel {
   static readonly configSchema = DiscordChannelConfig;
+  static readonly configRenames = DISCORD_RENAMES;
 
   readonly capabilities: ChannelCapabilities;
   readonly access: AccessRules;

@@ -6,7 +6,8 @@
 import { randomBytes } from "node:crypto";
 import { webApi } from "@slack/bolt";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { attachmentsOf, SLACK_MAX_UPLOAD_BYTES, SlackFiles } from "../../src/channels/slack/files.js";
+import { attachmentsOf } from "../../src/channels/slack/attachments.js";
+import { SLACK_MAX_UPLOAD_BYTES, SlackFiles } from "../../src/channels/slack/files.js";
 import { mapSlackError } from "../../src/channels/slack/map-error.js";
 import type { ConversationRef, InboundMessage } from "../../src/channels/types.js";
 import { ChannelError, FileTooLargeError, PlatformNotFoundError } from "../../src/errors.js";

@@ -10,8 +10,8 @@
 import type { ButtonInteraction, ChatInputCommandInteraction, Message } from "discord.js";
 import { MessageType } from "discord.js";
 import type { ConversationRef, InboundMessage } from "../types.js";
+import { attachmentsOf } from "./attachments.js";
 import { decodeCustomId } from "./buttons.js";
-import { attachmentsOf } from "./files.js";
 
 export interface DiscordIdentity {
   id: string;

@@ -37,10 +37,11 @@ import type {
   OutboundContent,
   OutboundFile,
 } from "../types.js";
+import type { DiscordFileSource } from "./attachments.js";
 import { buttonRows, MAX_BUTTONS } from "./buttons.js";
 import { registerCommands, SLASH_COMMANDS } from "./commands.js";
 import { DISCORD_RENAMES, DiscordChannelConfig } from "./config.js";
-import { type DiscordFileSource, downloadAttachment, linkIn, MAX_UPLOAD_BYTES, uploadRequest } from "./files.js";
+import { downloadAttachment, linkIn, MAX_UPLOAD_BYTES, uploadRequest } from "./files.js";
 import { discordEmitter, escapeDiscord, toDiscordMarkdown } from "./format.js";
 import { type DiscordIdentity, type KeyRules, keyTail, translateClick, translateCommand, translateMessage } from "./inbound.js";
 import { DiscordCode, discordErrorCode, gatewayCloseProblem, mapDiscordError } from "./map-error.js";

@@ -3,7 +3,7 @@
  * mention stripping, what is ignored) is readable in one place; see README.md for the table.
  */
 import type { ConversationRef, InboundMessage } from "../types.js";
-import { attachmentsOf, type SlackFile } from "./files.js";
+import { attachmentsOf, type SlackFile } from "./attachments.js";
 
 /** The parts of an Events API `event` the adapter reads. */
 export interface SlackEvent {

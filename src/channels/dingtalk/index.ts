@@ -35,18 +35,12 @@ import { CardApi, FLOW } from "./card.js";
 import { DINGTALK_RENAMES, DingTalkChannelConfig } from "./config.js";
 import { downloadAttachment, MAX_UPLOAD_BYTES, sendFile } from "./files.js";
 import { dingtalkEmitter } from "./format.js";
-import {
-  type CardCallback,
-  cardClickToInbound,
-  type RobotMessage,
-  robotMessageProblem,
-  robotMessageToInbound,
-  signatureProblem,
-} from "./inbound.js";
+import { type CardCallback, cardClickToInbound, type RobotMessage, robotMessageToInbound } from "./inbound.js";
 import { mapDingTalkError } from "./map-error.js";
 import { sendMarkdown } from "./markdown-send.js";
 import { CardStream } from "./stream.js";
 import { AntlerStreamClient } from "./transport.js";
+import { robotMessageProblem, signatureProblem } from "./webhook-check.js";
 
 export { DingTalkChannelConfig } from "./config.js";
 

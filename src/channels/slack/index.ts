@@ -26,12 +26,11 @@ import type {
   OutboundFile,
 } from "../types.js";
 import { ThreadMemory } from "./bot-threads.js";
-import { MAX_BUTTONS, questionBlocks } from "./buttons.js";
+import { ACTION_PREFIX, MAX_BUTTONS, questionBlocks } from "./buttons.js";
 import { SLACK_RENAMES, SlackChannelConfig } from "./config.js";
 import { SLACK_MAX_UPLOAD_BYTES, SlackFiles } from "./files.js";
 import { slackEmitter, toMrkdwn } from "./format.js";
 import {
-  ACTION_PREFIX,
   fromAction,
   fromMention,
   fromMessage,

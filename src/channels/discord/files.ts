@@ -4,8 +4,8 @@
  * a fresh one. Uploads are the multipart form of `POST /channels/:id/messages`.
  */
 import type { APIMessage, RawFile } from "discord.js";
-import { ChannelError, FileTooLargeError } from "../../errors.js";
-import { fetchBounded } from "../kit/downloads.js";
+import { ChannelError } from "../../errors.js";
+import { fetchBounded, refuseStatedSize } from "../kit/downloads.js";
 import type { InboundAttachment, InboundMessage, OutboundFile } from "../types.js";
 import type { DiscordFileSource } from "./attachments.js";
 
@@ -41,9 +41,7 @@ export async function downloadAttachment(
   signal?: AbortSignal,
 ): Promise<Uint8Array> {
   const init = signal ? { signal } : {};
-  if (attachment.size !== undefined && attachment.size > maxBytes) {
-    throw new FileTooLargeError(channel, maxBytes, attachment.size);
-  }
+  refuseStatedSize(channel, attachment.size, maxBytes);
   const source = sourceOf(channel, attachment);
   try {
     return await fetchBounded(channel, source.url, maxBytes, init);

@@ -5,7 +5,7 @@
  */
 import type { webApi } from "@slack/bolt";
 import { ChannelError, FileTooLargeError } from "../../errors.js";
-import { readResponse } from "../kit/downloads.js";
+import { readResponse, refuseStatedSize } from "../kit/downloads.js";
 import type { ConversationRef, InboundAttachment, MessageHandle, OutboundFile } from "../types.js";
 import type { SlackFile } from "./attachments.js";
 import { slackDownloadError } from "./map-error.js";
@@ -35,8 +35,7 @@ export class SlackFiles {
 
   /** Reads one attachment, at most `maxBytes` of it; a size Slack stated up front is checked before any request. */
   async download(attachment: InboundAttachment, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array> {
-    if (attachment.size !== undefined && attachment.size > maxBytes)
-      throw new FileTooLargeError(this.o.channel, maxBytes, attachment.size);
+    refuseStatedSize(this.o.channel, attachment.size, maxBytes);
     const id = attachment.source.id;
     if (typeof id !== "string") throw new ChannelError(this.o.channel, "not_found", "the attachment has no Slack file id");
     const url = typeof attachment.source.url === "string" ? attachment.source.url : await this.urlFromInfo(id, maxBytes);

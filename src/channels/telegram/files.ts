@@ -7,7 +7,7 @@ import type { Telegram } from "telegraf";
 import { TelegramError } from "telegraf";
 import { ChannelError, errorMessage, FileTooLargeError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
-import { fetchBounded } from "../kit/downloads.js";
+import { fetchBounded, refuseStatedSize } from "../kit/downloads.js";
 import type { PlatformCalls } from "../kit/platform-call.js";
 import type { ConversationRef, InboundAttachment, MessageHandle, OutboundFile } from "../types.js";
 import { DOWNLOAD_LIMIT, PHOTO_LIMIT, UPLOAD_LIMIT } from "./attachments.js";
@@ -36,12 +36,12 @@ export class TelegramFiles {
       throw new ChannelError(this.channel, "not_found", `attachment "${attachment.name}" has no Telegram file_id`);
     }
     const limit = Math.min(maxBytes, DOWNLOAD_LIMIT);
-    this.refuseSize(attachment.size, limit);
+    refuseStatedSize(this.channel, attachment.size, limit);
     const telegram = this.telegram();
     // telegraf types the signal as its polyfill's; its node-fetch takes Node's own.
     const options = (signal ? { signal } : {}) as Parameters<Telegram["callApi"]>[2];
     const file = await this.calls.run("getFile", () => telegram.callApi("getFile", { file_id: fileId }, options), signal);
-    this.refuseSize(file.file_size, limit);
+    refuseStatedSize(this.channel, file.file_size, limit);
     if (!file.file_path) throw new ChannelError(this.channel, "platform_error", "getFile answered without a file_path");
     if (isAbsolute(file.file_path)) {
       throw new ChannelError(
@@ -74,10 +74,6 @@ export class TelegramFiles {
     }
     const sent = await this.calls.run("sendDocument", () => telegram.sendDocument(ref.chatId, input(), extra));
     return { id: String(sent.message_id), ref };
-  }
-
-  private refuseSize(size: number | undefined, limit: number): void {
-    if (size !== undefined && size > limit) throw new FileTooLargeError(this.channel, limit, size);
   }
 }
 

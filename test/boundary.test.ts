@@ -123,6 +123,8 @@ const rules: Array<[string, string[]]> = [
       ...TOP,
     ],
   ],
+  // The kit serves every adapter and knows none of them.
+  ["src/channels/kit", ADAPTERS],
   // An adapter uses the contract, the kit and the Markdown walker; never another adapter.
   ...ADAPTERS.map((a): [string, string[]] => [a, ADAPTERS.filter((b) => b !== a)]),
 ];

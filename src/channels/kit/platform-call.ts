@@ -7,7 +7,8 @@
  * What does not count against the channel (see {@link countsAgainstChannel}): a call the core
  * stopped (`/stop`, a download's time limit; it rejects with the signal's reason), an edit that
  * changed nothing (`not_modified`), and a file over a size limit (`FileTooLargeError`, the
- * sender's file, not the platform's failure).
+ * sender's file, not the platform's failure). A rate limit counts: the core waits it out, and the
+ * status tells an operator why replies slowed down.
  */
 import { type ChannelError, FileTooLargeError } from "../../errors.js";
 import type { ChannelLifecycle } from "./lifecycle.js";

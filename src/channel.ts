@@ -47,14 +47,17 @@ export type { Logger } from "./log/logger.js";
 // The kit: one start/stop/status (lifecycle), webhook routes on Antler's port with their bounded
 // bodies and a shared secret compared in constant time, files read without holding more than
 // the limit (downloads), clicks held open until the core answers them, and the access keys every
-// adapter shares with the rules built from them.
-// The platform-call helper and the bounded recent-set of the kit are to be exported here too.
+// adapter shares with the rules built from them; every platform call through one helper that
+// maps its error and notes it on the channel's status; bounded recent-sets for what an adapter
+// remembers only as a convenience.
 export { ChannelLifecycle, LifecycleChannel, type OpenResult } from "./channels/kit/lifecycle.js";
 export { mountWebhook, webhookPath } from "./channels/kit/webhook-route.js";
 export { HttpError, isJsonObject, readBody, readJson } from "./server/body.js";
 export { type RouteHandler, type RouteParams, sendJson } from "./server/http.js";
 export { tokenMatches } from "./server/auth.js";
-export { fetchBounded, mimeFromName, readBounded, readResponse } from "./channels/kit/downloads.js";
+export { fetchBounded, mimeFromName, readBounded, readResponse, refuseStatedSize } from "./channels/kit/downloads.js";
+export { countsAgainstChannel, PlatformCalls, type PlatformErrorMapper } from "./channels/kit/platform-call.js";
+export { RecentMap, RecentSet } from "./channels/kit/recent.js";
 export { ClickHolds, type ClickVerdict } from "./channels/kit/click-holds.js";
 export { AccessConfig, accessConfigShape, accessRulesFrom } from "./channels/kit/access.js";
 

@@ -219,6 +219,8 @@ const rules: Array<[string, string[]]> = [
       ...TOP.filter((t) => t !== "src/channel.ts"),
     ],
   ],
+  // The kit serves every adapter and knows none of them.
+  ["src/channels/kit", ADAPTERS],
   // An adapter uses the contract, the kit and the Markdown walker; never another adapter.
   ...ADAPTERS.map((a): [string, string[]] => [a, ADAPTERS.filter((b) => b !== a)]),
   // An agent backend uses the harness's shared pieces, never another backend; only a user's graph

@@ -137,6 +137,14 @@ describe("old config names", () => {
     expect(w.inbox.map((m) => m.text)).toEqual(["via /dingtalk/dingtalk/callback", "via /robot/in", "via /webhooks/dingtalk"]);
   });
 
+  it("discord: session_scope: channel still works as chat, with a warning", async () => {
+    const w = await world();
+    await w.load("discord", { bot_token: "x", thread: false, session_scope: "channel" });
+    expect(w.warnings()).toEqual(["channels.discord.session_scope: channel is deprecated: write session_scope: chat"]);
+    const unknown = await w.load("discord", { bot_token: "x", session_scope: "server" }).catch((e: unknown) => e);
+    expect(unknown).toBeInstanceOf(ConfigError);
+  });
+
   it("refuses an old key written beside its new one", async () => {
     const w = await world();
     const err = await w.load("slack", { api_url: "https://a.example/", api_base: "https://b.example/" }).catch((e: unknown) => e);

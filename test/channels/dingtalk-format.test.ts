@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { markdownTitle, toDingTalkMarkdown } from "../../src/channels/dingtalk/format.js";
-import { callbackSignature, robotMessageToInbound, signatureProblem } from "../../src/channels/dingtalk/inbound.js";
+import { robotMessageToInbound } from "../../src/channels/dingtalk/inbound.js";
+import { callbackSignature, signatureProblem } from "../../src/channels/dingtalk/webhook-check.js";
 
 describe("dingtalk markdown subset", () => {
   it("keeps what DingTalk renders", () => {

@@ -1,6 +1,6 @@
 /** Discord's emitter and the packed button ids: the parts of the adapter that need no Gateway. */
 import { describe, expect, it } from "vitest";
-import { decodeCustomId, encodeCustomId, MAX_CUSTOM_ID } from "../../src/channels/discord/custom-id.js";
+import { decodeCustomId, encodeCustomId, MAX_CUSTOM_ID } from "../../src/channels/discord/buttons.js";
 import { escapeDiscord, toDiscordMarkdown } from "../../src/channels/discord/format.js";
 import { keyTail, refFor } from "../../src/channels/discord/inbound.js";
 
@@ -53,7 +53,7 @@ describe("discord custom_id", () => {
 });
 
 describe("discord conversation keys", () => {
-  const rules = { name: "discord", thread: true, scope: "channel" as const };
+  const rules = { name: "discord", thread: true, scope: "chat" as const };
   const from = { id: "555", text: "hello there\nsecond line", user: "Alice" };
 
   it("keys a DM by its channel, and a thread by its parent and itself", () => {

@@ -8,6 +8,6 @@ const NO_ACK = {
 };
 
 channelContract("discord (DM; server threads)", () => discordDriver({ thread: true }), { skip: [NO_ACK] });
-channelContract("discord (DM; server channel, thread: false)", () => discordDriver({ thread: false, scope: "channel" }), {
+channelContract("discord (DM; server channel, thread: false)", () => discordDriver({ thread: false, scope: "chat" }), {
   skip: [NO_ACK],
 });

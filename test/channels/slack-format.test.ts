@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { questionBlocks, sectionBlocks } from "../../src/channels/slack/blocks.js";
+import { decodeButtonValue, questionBlocks, sectionBlocks } from "../../src/channels/slack/buttons.js";
 import { toMrkdwn } from "../../src/channels/slack/format.js";
-import { decodeButtonValue, stripMention } from "../../src/channels/slack/inbound.js";
+import { stripMention } from "../../src/channels/slack/inbound.js";
 
 describe("slack mrkdwn", () => {
   it("converts emphasis, links and code, escaping & < >", () => {

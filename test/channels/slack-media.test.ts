@@ -6,7 +6,8 @@
 import { randomBytes } from "node:crypto";
 import { webApi } from "@slack/bolt";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { attachmentsOf, SLACK_MAX_UPLOAD_BYTES, SlackFiles } from "../../src/channels/slack/files.js";
+import { attachmentsOf } from "../../src/channels/slack/attachments.js";
+import { SLACK_MAX_UPLOAD_BYTES, SlackFiles } from "../../src/channels/slack/files.js";
 import { mapSlackError } from "../../src/channels/slack/map-error.js";
 import type { ConversationRef, InboundMessage } from "../../src/channels/types.js";
 import { ChannelError, FileTooLargeError, PlatformNotFoundError } from "../../src/errors.js";
@@ -222,15 +223,15 @@ describe("slack files: sendFile", () => {
     const tooBig = await web.files
       .getUploadURLExternal({ filename: "big.bin", length: SLACK_FILE_MAX_BYTES + 1 })
       .catch((e: unknown) => e);
-    expect(mapSlackError("slack", tooBig)).toMatchObject({ code: "content_rejected" });
+    expect(mapSlackError("slack", tooBig, "files.upload")).toMatchObject({ code: "content_rejected" });
     const { upload_url } = await web.files.getUploadURLExternal({ filename: "small.bin", length: 10 });
     const extra = await fetch(upload_url!, { method: "POST", body: bytes(200_000) });
     expect(extra.status).toBe(413);
     const unknown = await web.files.completeUploadExternal({ files: [{ id: "F77777777" }], channel_id: "D0001" }).catch((e) => e);
-    expect(mapSlackError("slack", unknown)).toBeInstanceOf(PlatformNotFoundError);
+    expect(mapSlackError("slack", unknown, "files.upload")).toBeInstanceOf(PlatformNotFoundError);
     const anonymous = new webApi.WebClient(undefined, { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 } });
     const noAuth = await anonymous.files.getUploadURLExternal({ filename: "a.txt", length: 1 }).catch((e: unknown) => e);
-    expect(mapSlackError("slack", noAuth)).toMatchObject({ code: "auth_failed" });
+    expect(mapSlackError("slack", noAuth, "files.upload")).toMatchObject({ code: "auth_failed" });
   });
 });
 

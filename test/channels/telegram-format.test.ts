@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodeCallbackData, encodeCallbackData } from "../../src/channels/telegram/callback-data.js";
+import { decodeCallbackData, encodeCallbackData } from "../../src/channels/telegram/buttons.js";
 import { telegramEmitter, toPlainText, toTelegramHtml } from "../../src/channels/telegram/format.js";
 import { stripMentions } from "../../src/channels/telegram/inbound.js";
 

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { Telegraf } from "telegraf";
 import { afterEach, describe, expect, it } from "vitest";
 import { mapTelegramError } from "../../src/channels/telegram/map-error.js";
-import { updateProblem } from "../../src/channels/telegram/update-check.js";
+import { updateProblem } from "../../src/channels/telegram/webhook-check.js";
 import type { ConversationRef, InboundMessage, OutboundFile } from "../../src/channels/types.js";
 import { FileTooLargeError, PlatformNotFoundError } from "../../src/errors.js";
 import { ALICE, TelegramDriver } from "../fakes/telegram/driver.js";

@@ -5,7 +5,7 @@
  * the returned media_id is posted as a robot message (`sampleImageMsg` or `sampleFile`).
  */
 import { ChannelError, FileTooLargeError } from "../../errors.js";
-import { fetchBounded } from "../kit/downloads.js";
+import { fetchBounded, refuseStatedSize } from "../kit/downloads.js";
 import type { ConversationRef, InboundAttachment, OutboundFile } from "../types.js";
 import { extensionOf } from "./attachments.js";
 import { type MarkdownSenderOptions, sendRobotMessage } from "./markdown-send.js";
@@ -24,9 +24,7 @@ export async function downloadAttachment(
   maxBytes: number,
   signal?: AbortSignal,
 ): Promise<Uint8Array> {
-  if (attachment.size !== undefined && attachment.size > maxBytes) {
-    throw new FileTooLargeError(opts.channel, maxBytes, attachment.size);
-  }
+  refuseStatedSize(opts.channel, attachment.size, maxBytes);
   const downloadCode = attachment.source.downloadCode;
   if (typeof downloadCode !== "string" || !downloadCode) {
     throw new ChannelError(opts.channel, "not_found", `attachment ${attachment.name} has no downloadCode`);

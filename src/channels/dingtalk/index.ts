@@ -5,11 +5,13 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type DWClientDownStream, TOPIC_CARD, TOPIC_ROBOT } from "dingtalk-stream";
-import { ChannelError, FileTooLargeError } from "../../errors.js";
+import { ChannelError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { HttpError, readBody, sendJson } from "../../server/http.js";
 import { accessRulesFrom } from "../kit/access.js";
 import { LifecycleChannel } from "../kit/lifecycle.js";
+import { PlatformCalls } from "../kit/platform-call.js";
+import { RecentMap } from "../kit/recent.js";
 import { mountWebhook } from "../kit/webhook-route.js";
 import type {
   AccessRules,
@@ -30,20 +32,15 @@ import type {
 } from "../types.js";
 import { DingTalkApi } from "./api.js";
 import { CardApi, FLOW } from "./card.js";
-import { CardStream } from "./card-stream.js";
 import { DINGTALK_RENAMES, DingTalkChannelConfig } from "./config.js";
 import { downloadAttachment, MAX_UPLOAD_BYTES, sendFile } from "./files.js";
 import { dingtalkEmitter } from "./format.js";
-import {
-  type CardCallback,
-  cardClickToInbound,
-  type RobotMessage,
-  robotMessageProblem,
-  robotMessageToInbound,
-  signatureProblem,
-} from "./inbound.js";
+import { type CardCallback, cardClickToInbound, type RobotMessage, robotMessageToInbound } from "./inbound.js";
+import { mapDingTalkError } from "./map-error.js";
 import { sendMarkdown } from "./markdown-send.js";
-import { AntlerStreamClient } from "./stream-client.js";
+import { CardStream } from "./stream.js";
+import { AntlerStreamClient } from "./transport.js";
+import { robotMessageProblem, signatureProblem } from "./webhook-check.js";
 
 export { DingTalkChannelConfig } from "./config.js";
 
@@ -67,7 +64,9 @@ export class DingTalkChannel extends LifecycleChannel implements Channel {
   private cards: CardApi | undefined;
   private client: AntlerStreamClient | undefined;
   private sink: InboundSink | undefined;
-  private readonly cardRefs = new Map<string, ConversationRef>();
+  /** Cards posted with buttons, for their clicks: the conversation ref, with the sessionWebhook. */
+  private readonly cardRefs = new RecentMap<ConversationRef>(MAX_REMEMBERED_CARDS);
+  private readonly calls = new PlatformCalls(this.name, mapDingTalkError, this.life);
 
   constructor(ctx: ChannelContext<DingTalkChannelConfig>) {
     const config = DingTalkChannelConfig.parse(ctx.config);
@@ -119,13 +118,13 @@ export class DingTalkChannel extends LifecycleChannel implements Channel {
   }
 
   async send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {
-    return this.guard(async () => {
+    return this.calls.run("send", async () => {
       const cards = this.cards;
       const space = cards?.openSpaceId(ref);
       if (cards && space) {
         const params = cards.params(ref, content.text, FLOW.finished, content.buttons, content.questionId);
         const id = await cards.create(ref, space, params);
-        if (content.buttons?.length) this.rememberCard(id, ref);
+        if (content.buttons?.length) this.cardRefs.set(id, ref);
         return { id, ref, extra: { card: true } };
       }
       const id = await sendMarkdown(this.senderOptions(), ref, content.text);
@@ -142,7 +141,7 @@ export class DingTalkChannel extends LifecycleChannel implements Channel {
         "DingTalk markdown messages cannot be edited (set card_template_id for cards)",
       );
     }
-    await this.guard(() =>
+    await this.calls.run("card update", () =>
       cards.update(handle.id, cards.params(handle.ref, content.text, FLOW.finished, content.buttons, content.questionId)),
     );
   }
@@ -151,8 +150,8 @@ export class DingTalkChannel extends LifecycleChannel implements Channel {
     const cards = this.cards;
     const space = cards?.openSpaceId(ref);
     if (!cards || !space) return undefined;
-    const id = await this.guard(() => cards.create(ref, space, cards.params(ref, "", FLOW.processing)));
-    return new CardStream({ id, ref, extra: { card: true } }, cards, this.logger, (err) => this.fail(err));
+    const id = await this.calls.run("card create", () => cards.create(ref, space, cards.params(ref, "", FLOW.processing)));
+    return new CardStream({ id, ref, extra: { card: true } }, cards, this.logger, this.calls);
   }
 
   async download(
@@ -162,11 +161,15 @@ export class DingTalkChannel extends LifecycleChannel implements Channel {
     options?: DownloadOptions,
   ): Promise<Uint8Array> {
     const signal = options?.signal;
-    return this.guard(() => downloadAttachment(this.senderOptions(), msg.ref, attachment, maxBytes, signal), signal);
+    return this.calls.run(
+      "download",
+      () => downloadAttachment(this.senderOptions(), msg.ref, attachment, maxBytes, signal),
+      signal,
+    );
   }
 
   async sendFile(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle> {
-    const id = await this.guard(() => sendFile(this.senderOptions(), ref, file));
+    const id = await this.calls.run("file upload", () => sendFile(this.senderOptions(), ref, file));
     return { id, ref, extra: { card: false } };
   }
 
@@ -322,28 +325,5 @@ export class DingTalkChannel extends LifecycleChannel implements Channel {
     const inbound = this.fromRobot(body);
     if (inbound && this.sink) await this.sink(inbound);
     sendJson(res, 200, {});
-  }
-
-  private rememberCard(id: string, ref: ConversationRef): void {
-    this.cardRefs.set(id, ref);
-    if (this.cardRefs.size > MAX_REMEMBERED_CARDS) {
-      const oldest = this.cardRefs.keys().next().value;
-      if (oldest !== undefined) this.cardRefs.delete(oldest);
-    }
-  }
-
-  private async guard<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      // A file over a limit is the sender's, not the platform's: it leaves the status alone; so
-      // does a download the core stopped (/stop, its time limit).
-      if (!(err instanceof FileTooLargeError) && !signal?.aborted) this.fail(err);
-      throw err;
-    }
-  }
-
-  private fail(err: unknown): void {
-    this.life.noteError(err);
   }
 }

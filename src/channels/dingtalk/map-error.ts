@@ -3,7 +3,7 @@
  * `code` strings), old-style `{errcode}` answers of oapi and sessionWebhooks, and the stream
  * gateway's.
  */
-import { ChannelError, PlatformAuthError, PlatformNotFoundError, PlatformRateLimitError } from "../../errors.js";
+import { ChannelError, errorMessage, PlatformAuthError, PlatformNotFoundError, PlatformRateLimitError } from "../../errors.js";
 
 /** The QPS limits are per second: one second is the shortest wait that can help. */
 const QPS_RETRY_MS = 1000;
@@ -32,8 +32,14 @@ export interface DingTalkFailure {
   retryAfter?: string | null;
 }
 
-/** Maps one failed call (`what`, e.g. "send") to Antler's typed errors. */
-export function mapDingTalkError(channel: string, f: DingTalkFailure, what: string): ChannelError {
+/**
+ * Maps one failed call (`what`, e.g. "send") to Antler's typed errors: `err` is what the wire
+ * showed (a {@link DingTalkFailure}), an error already typed, or anything else thrown (network).
+ */
+export function mapDingTalkError(channel: string, err: unknown, what: string): ChannelError {
+  if (err instanceof ChannelError) return err;
+  if (!isFailure(err)) return new ChannelError(channel, "network", `${what} failed: ${errorMessage(err)}`, { cause: err });
+  const f = err;
   const detail = `${what} failed: ${[f.status, f.code ?? f.errcode, f.message].filter((x) => x !== undefined && x !== "").join(" ")}`;
   if (f.code?.includes("QpsLimit") || f.status === 429) {
     const header = Number(f.retryAfter);
@@ -56,4 +62,10 @@ export function mapDingTalkError(channel: string, f: DingTalkFailure, what: stri
     return new PlatformNotFoundError(channel, detail);
   }
   return new ChannelError(channel, "platform_error", detail);
+}
+
+function isFailure(err: unknown): err is DingTalkFailure {
+  return (
+    typeof err === "object" && err !== null && !(err instanceof Error) && typeof (err as DingTalkFailure).status === "number"
+  );
 }

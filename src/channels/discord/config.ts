@@ -3,10 +3,14 @@
  * loads; `start()` names the missing key and how to fix it.
  */
 import { z } from "zod";
+import type { ConfigRenames } from "../../config/renames.js";
 import { bool, idList, num } from "../../config/schema.js";
 import { accessConfigShape } from "../kit/access.js";
 
 export const DISCORD_DEFAULT_API_BASE = "https://discord.com/api";
+
+/** Old names that still work, with a warning (see src/config/renames.ts). */
+export const DISCORD_RENAMES: ConfigRenames = { values: { session_scope: { channel: "chat" } } };
 
 export const DiscordChannelConfig = z.strictObject({
   /** Bot token from the Developer Portal (Bot → Token). */
@@ -23,8 +27,11 @@ export const DiscordChannelConfig = z.strictObject({
   approvers: accessConfigShape.approvers,
   /** Server channels: start a thread from the message that addressed the bot and answer there. */
   thread: bool().default(true),
-  /** With `thread: false`: one conversation per `channel`, or per `user` in each channel. */
-  session_scope: z.enum(["channel", "user"]).default("channel"),
+  /**
+   * With `thread: false`: one conversation per channel (`chat`, the contract's word for it), or
+   * per `user` in each channel. `channel` is the old spelling of `chat`.
+   */
+  session_scope: z.enum(["chat", "user"]).default("chat"),
   /** Minimum time between two edits of one message. */
   edit_interval_ms: num().pipe(z.number().int().min(0)).default(1000),
   /** REST API root without the version, e.g. `https://discord.com/api`; tests point it at a fake. */

@@ -10,8 +10,8 @@
 import type { ButtonInteraction, ChatInputCommandInteraction, Message } from "discord.js";
 import { MessageType } from "discord.js";
 import type { ConversationRef, InboundMessage } from "../types.js";
-import { decodeCustomId } from "./custom-id.js";
-import { attachmentsOf } from "./files.js";
+import { attachmentsOf } from "./attachments.js";
+import { decodeCustomId } from "./buttons.js";
 
 export interface DiscordIdentity {
   id: string;
@@ -22,7 +22,7 @@ export interface KeyRules {
   /** Channel instance name. */
   name: string;
   thread: boolean;
-  scope: "channel" | "user";
+  scope: "chat" | "user";
 }
 
 /** Where a message or click happened, as far as keys care. */
@@ -121,7 +121,7 @@ export function translateMessage(rules: KeyRules, bot: DiscordIdentity, message:
 export function translateClick(rules: KeyRules, interaction: ButtonInteraction): InboundMessage | undefined {
   const target = decodeCustomId(interaction.customId);
   if (!target) return undefined;
-  const ref = refFor({ ...rules, thread: false, scope: "channel" }, placeOf(interaction), interaction.user.id);
+  const ref = refFor({ ...rules, thread: false, scope: "chat" }, placeOf(interaction), interaction.user.id);
   if (target.keyTail) {
     ref.key += target.keyTail;
     // A thread the bot could not start: its replies went to the channel, under the thread's key.

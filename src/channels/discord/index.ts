@@ -5,31 +5,24 @@
  * conversation keys and the choices made.
  */
 import {
-  type APIActionRowComponent,
-  type APIButtonComponent,
   type APIMessage,
   type ButtonInteraction,
-  ButtonStyle,
   type ChatInputCommandInteraction,
-  Client,
-  ComponentType,
+  type Client,
   Events,
-  GatewayIntentBits,
   type Interaction,
   InteractionResponseType,
   type Message,
   MessageFlags,
-  Options,
-  Partials,
   REST,
   Routes,
-  SimpleShardingStrategy,
 } from "discord.js";
 import { ChannelError, errorMessage } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { isAllowedUser } from "../kit/access.js";
 import { ClickHolds } from "../kit/click-holds.js";
 import { LifecycleChannel } from "../kit/lifecycle.js";
+import { PlatformCalls } from "../kit/platform-call.js";
 import type {
   AccessRules,
   Channel,
@@ -44,23 +37,24 @@ import type {
   OutboundContent,
   OutboundFile,
 } from "../types.js";
-import { DiscordChannelConfig } from "./config.js";
-import { encodeCustomId, MAX_CUSTOM_ID } from "./custom-id.js";
-import { type DiscordFileSource, downloadAttachment, linkIn, MAX_UPLOAD_BYTES, uploadRequest } from "./files.js";
+import type { DiscordFileSource } from "./attachments.js";
+import { buttonRows, MAX_BUTTONS } from "./buttons.js";
+import { registerCommands, SLASH_COMMANDS } from "./commands.js";
+import { DISCORD_RENAMES, DiscordChannelConfig } from "./config.js";
+import { downloadAttachment, linkIn, MAX_UPLOAD_BYTES, uploadRequest } from "./files.js";
 import { discordEmitter, escapeDiscord, toDiscordMarkdown } from "./format.js";
 import { type DiscordIdentity, type KeyRules, keyTail, translateClick, translateCommand, translateMessage } from "./inbound.js";
 import { DiscordCode, discordErrorCode, gatewayCloseProblem, mapDiscordError } from "./map-error.js";
-import { ThreadStarter } from "./threads.js";
+import { ThreadStarter } from "./thread-start.js";
+import { abortable, createGatewayClient, loginError } from "./transport.js";
 
+export { SLASH_COMMANDS } from "./commands.js";
 export { DiscordChannelConfig } from "./config.js";
 
 /** Discord's limit on message content, counted on the converted text. */
 export const MAX_CONTENT = 2000;
 /** An interaction must be answered within 3 s; the core answers a click in milliseconds unless its queue is busy. */
 export const CLICK_HOLD_MS = 2000;
-const MAX_LABEL = 80;
-const ROW_SIZE = 5;
-const MAX_ROWS = 5;
 /** Nothing the agent writes pings anyone: no @everyone, no roles, no users. */
 const NO_PINGS = { parse: [] as string[] };
 const NOT_ALLOWED = "You are not allowed to answer this question.";
@@ -69,21 +63,9 @@ const MESSAGE_NOT_TAKEN = "I couldn't take your message just now. Please send it
 /** Tries at handing a message to the core: Discord never delivers a Gateway event twice. */
 const SINK_BACKOFF_MS = [250, 1000, 2500];
 
-/** The slash commands `register_commands` installs; each becomes the core's text command. */
-export const SLASH_COMMANDS = [
-  { name: "new", description: "Start a new conversation with the agent" },
-  { name: "status", description: "Show this conversation's agent, thread and state" },
-  { name: "stop", description: "Stop the reply being written" },
-  { name: "help", description: "What this bot understands" },
-  {
-    name: "agent",
-    description: "List the agents you may use here, or switch to one",
-    options: [{ type: 3, name: "name", description: "The agent to switch to", required: false }],
-  },
-];
-
 export class DiscordChannel extends LifecycleChannel implements Channel {
   static readonly configSchema = DiscordChannelConfig;
+  static readonly configRenames = DISCORD_RENAMES;
 
   readonly capabilities: ChannelCapabilities;
   readonly access: AccessRules;
@@ -100,6 +82,7 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
   /** Clicks held open for the core, by interaction id. */
   private readonly held = new Map<string, ButtonInteraction>();
   private readonly threads: ThreadStarter;
+  private readonly calls = new PlatformCalls(this.name, mapDiscordError, this.life);
 
   constructor(ctx: ChannelContext<DiscordChannelConfig>) {
     super(ctx.name, "gateway", { exclusive: true });
@@ -120,13 +103,13 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
       buttons: true,
       threads: true,
       markdown: discordEmitter,
-      maxButtons: ROW_SIZE * MAX_ROWS,
+      maxButtons: MAX_BUTTONS,
       // Discord shows "typing…" for about 10 s.
       typingIntervalMs: 8000,
     };
     this.threads = new ThreadStarter(
       () => this.rest(),
-      (err, what) => this.fail(err, what),
+      (err, what) => this.calls.failure(err, what),
       (message) => {
         this.life.noteError(message);
         this.logger.warn(message);
@@ -138,7 +121,7 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
   protected async open(sink: InboundSink, signal: AbortSignal): Promise<void> {
     const token = this.token();
     this.sink = sink;
-    const client = this.createClient();
+    const client = createGatewayClient(this.config);
     this.client = client;
     this.listen(client);
     const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
@@ -147,13 +130,18 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
       await abortable(ready, signal);
     } catch (err) {
       if (signal.aborted) return;
-      throw this.loginError(err);
+      throw loginError(this.name, err);
     }
     if (signal.aborted) return;
     const user = client.user;
     if (!user) throw new ChannelError(this.name, "platform_error", "the Gateway's READY named no bot user");
     this.identity = { id: user.id, name: user.username };
-    await this.registerCommands(client);
+    await registerCommands(client, {
+      channel: this.name,
+      config: this.config,
+      logger: this.logger,
+      noteError: (err) => this.life.noteError(err),
+    });
     this.life.connected();
     this.logger.info({ bot: user.username, guilds: client.guilds.cache.size }, "discord channel started");
   }
@@ -184,11 +172,13 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
       allowed_mentions: NO_PINGS,
       flags: MessageFlags.SuppressEmbeds,
     };
-    const rows = this.rows(content, keyTail(ref, channelId));
+    const rows = buttonRows(this.name, content, keyTail(ref, channelId));
     if (rows) body.components = rows;
     const quote = channelId === ref.chatId ? (ref.replyToId ?? (ref.extra?.startThread ? ref.threadId : undefined)) : undefined;
     if (quote) body.message_reference = { message_id: quote, fail_if_not_exists: false };
-    const sent = (await this.call("send", () => this.rest().post(Routes.channelMessages(channelId), { body }))) as APIMessage;
+    const sent = (await this.calls.run("send", () =>
+      this.rest().post(Routes.channelMessages(channelId), { body }),
+    )) as APIMessage;
     return { id: sent.id, ref, extra: { channel: channelId } };
   }
 
@@ -196,15 +186,15 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
     const channelId = channelOf(handle);
     const body: Record<string, unknown> = { content: this.text(content.text), allowed_mentions: NO_PINGS };
     // Discord keeps the buttons an edit does not mention; an empty list removes them.
-    if (content.buttons) body.components = this.rows(content, keyTail(handle.ref, channelId)) ?? [];
-    await this.call("edit", () => this.rest().patch(Routes.channelMessage(channelId, handle.id), { body }));
+    if (content.buttons) body.components = buttonRows(this.name, content, keyTail(handle.ref, channelId)) ?? [];
+    await this.calls.run("edit", () => this.rest().patch(Routes.channelMessage(channelId, handle.id), { body }));
   }
 
   /** Posts `file` as an attachment where replies go (the conversation's thread, else the channel). */
   async sendFile(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle> {
     const channelId = await this.threads.target(ref);
     const request = uploadRequest(file);
-    const sent = (await this.call("uploading a file", () =>
+    const sent = (await this.calls.run("uploading a file", () =>
       this.rest().post(Routes.channelMessages(channelId), request),
     )) as APIMessage;
     return { id: sent.id, ref, extra: { channel: channelId } };
@@ -221,7 +211,7 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
     const fresh = async (source: DiscordFileSource): Promise<string | undefined> => {
       const route = Routes.channelMessage(source.channelId, source.messageId);
       const get = () => this.rest().get(route, signal ? { signal } : {});
-      const message = (await this.call("finding an attachment's new link", get, signal)) as APIMessage;
+      const message = (await this.calls.run("finding an attachment's new link", get, signal)) as APIMessage;
       return linkIn(message, source.id);
     };
     return downloadAttachment(this.name, msg, attachment, maxBytes, fresh, signal);
@@ -386,70 +376,6 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
     this.logger.error({ code }, problem.message);
   }
 
-  // ---- setup ----
-
-  private createClient(): Client {
-    const gatewayUrl = this.config.gateway_url;
-    return new Client({
-      intents: [
-        GatewayIntentBits.Guilds,
-        GatewayIntentBits.GuildMessages,
-        GatewayIntentBits.DirectMessages,
-        GatewayIntentBits.MessageContent,
-      ],
-      // DM channels are never announced, so their messages arrive for channels not cached.
-      partials: [Partials.Channel],
-      // One retry loop: the core's, which honours retry_after for every reply on the channel.
-      rest: { api: this.config.api_base, rejectOnRateLimit: () => true, retries: 0 },
-      makeCache: Options.cacheWithLimits({ ...Options.DefaultMakeCacheSettings, MessageManager: 20 }),
-      ...(gatewayUrl
-        ? {
-            ws: {
-              buildStrategy: (manager) => {
-                const fetchInfo = manager.fetchGatewayInformation.bind(manager);
-                manager.fetchGatewayInformation = async (force?: boolean) => ({ ...(await fetchInfo(force)), url: gatewayUrl });
-                return new SimpleShardingStrategy(manager);
-              },
-            },
-          }
-        : {}),
-    });
-  }
-
-  private async registerCommands(client: Client): Promise<void> {
-    const where = this.config.register_commands;
-    if (where === "off") return;
-    const app = this.config.application_id ?? client.application?.id;
-    if (!app) {
-      this.life.noteError(`[${this.name}] no application id: set channels.${this.name}.application_id to register commands`);
-      return;
-    }
-    const guilds =
-      where === "guild"
-        ? this.config.allowed_guilds.length > 0
-          ? this.config.allowed_guilds
-          : [...client.guilds.cache.keys()]
-        : [];
-    const routes =
-      where === "global" ? [Routes.applicationCommands(app)] : guilds.map((g) => Routes.applicationGuildCommands(app, g));
-    for (const route of routes) {
-      try {
-        await client.rest.put(route, { body: SLASH_COMMANDS });
-      } catch (err) {
-        const mapped = mapDiscordError(this.name, err, `registering slash commands (${route})`);
-        this.life.noteError(mapped);
-        this.logger.warn({ err: mapped.message }, "slash commands not registered");
-      }
-    }
-  }
-
-  private loginError(err: unknown): Error {
-    const message = errorMessage(err);
-    if (/disallowed intents/i.test(message)) return gatewayCloseProblem(this.name, 4014) as ChannelError;
-    if (/authentication failed/i.test(message)) return gatewayCloseProblem(this.name, 4004) as ChannelError;
-    return mapDiscordError(this.name, err, "login");
-  }
-
   private token(): string {
     const token = this.config.bot_token;
     if (!token) {
@@ -477,73 +403,9 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
   private text(markdown: string): string {
     return toDiscordMarkdown(markdown) || "…";
   }
-
-  private rows(content: OutboundContent, tail: string): APIActionRowComponent<APIButtonComponent>[] | undefined {
-    const buttons = content.buttons;
-    if (!buttons || buttons.length === 0) return undefined;
-    const questionId = content.questionId ?? "";
-    const made: APIButtonComponent[] = buttons.slice(0, ROW_SIZE * MAX_ROWS).map((b) => {
-      const customId = encodeCustomId({ questionId, buttonId: b.id, keyTail: tail });
-      if (customId.length > MAX_CUSTOM_ID) {
-        throw new ChannelError(
-          this.name,
-          "content_rejected",
-          `button "${b.label}" needs a custom_id of ${customId.length} characters; Discord allows ${MAX_CUSTOM_ID}: use shorter question and button ids`,
-        );
-      }
-      const label = b.label.length > MAX_LABEL ? `${b.label.slice(0, MAX_LABEL - 1)}…` : b.label;
-      return { type: ComponentType.Button, style: styleOf(b.id), label: label || "…", custom_id: customId };
-    });
-    const rows: APIActionRowComponent<APIButtonComponent>[] = [];
-    for (let i = 0; i < made.length; i += ROW_SIZE)
-      rows.push({ type: ComponentType.ActionRow, components: made.slice(i, i + ROW_SIZE) });
-    return rows;
-  }
-
-  private async call<T>(what: string, run: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    try {
-      return await run();
-    } catch (err) {
-      // Stopped by the core (a download's /stop or time limit): not the platform's failure.
-      if (signal?.aborted) throw signal.reason;
-      throw this.fail(err, what);
-    }
-  }
-
-  private fail(err: unknown, what: string): Error {
-    const mapped = mapDiscordError(this.name, err, what);
-    if (mapped instanceof ChannelError && mapped.code !== "rate_limited" && mapped.code !== "not_modified")
-      this.life.noteError(mapped);
-    return mapped;
-  }
-}
-
-/** Approve is green and Reject red; everything else is a plain grey option. */
-function styleOf(buttonId: string): ButtonStyle.Success | ButtonStyle.Danger | ButtonStyle.Secondary {
-  if (buttonId.startsWith("approve")) return ButtonStyle.Success;
-  if (buttonId.startsWith("reject")) return ButtonStyle.Danger;
-  return ButtonStyle.Secondary;
 }
 
 function channelOf(handle: MessageHandle): string {
   const posted = handle.extra?.channel;
   return typeof posted === "string" ? posted : (handle.ref.threadId ?? handle.ref.chatId);
-}
-
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(e);
-      },
-    );
-  });
 }

@@ -5,7 +5,6 @@
  */
 import { DiscordAPIError, HTTPError, RateLimitError } from "discord.js";
 import {
-  AntlerError,
   ChannelError,
   FileTooLargeError,
   PlatformAuthError,
@@ -37,10 +36,10 @@ export function discordErrorCode(err: unknown): number | undefined {
   return err instanceof DiscordAPIError && typeof err.code === "number" ? err.code : undefined;
 }
 
-/** Maps anything a discord.js call threw to an Antler error that names the channel. */
-export function mapDiscordError(channel: string, err: unknown, what?: string): AntlerError {
-  if (err instanceof AntlerError) return err;
-  const where = what ? `${what}: ` : "";
+/** Maps anything a discord.js call (`what`, e.g. "POST /channels/:id/messages") threw to a typed error naming the channel. */
+export function mapDiscordError(channel: string, err: unknown, what: string): ChannelError {
+  if (err instanceof ChannelError) return err;
+  const where = `${what}: `;
   if (err instanceof RateLimitError) {
     const ms = Math.max(err.retryAfter, err.timeToReset, 0);
     const scope = err.global ? "global rate limit" : `rate limit on ${err.route}`;

@@ -1,8 +1,10 @@
 /**
  * The Open Platform calls the adapter makes, through the SDK's `Client`. Each call checks the
- * business `code` and maps failures with {@link mapFeishuError}, so callers only see typed errors.
+ * business `code` and maps failures with {@link mapFeishuError} (through the kit's `PlatformCalls`),
+ * so callers only see typed errors.
  */
 import type * as lark from "@larksuiteoapi/node-sdk";
+import type { PlatformCalls } from "../kit/platform-call.js";
 import type { ConversationRef } from "../types.js";
 import { ensureOk, mapFeishuError } from "./map-error.js";
 
@@ -17,23 +19,16 @@ export class FeishuApi {
   constructor(
     readonly client: lark.Client,
     private readonly channel: string,
-    /** Sees every failed call, so status can show the last platform error. */
-    private readonly onError: (err: Error) => void = () => {},
+    /** Maps each failed call and notes it on the channel's status. */
+    private readonly calls: PlatformCalls,
   ) {}
 
   /**
-   * Runs one SDK call, turning every failure into a typed error. A call stopped through `signal`
-   * (a download's /stop or time limit) rejects with its reason and is not the platform's failure.
+   * Runs one SDK call, turning every failure (a business `code` included) into a typed error. A
+   * call stopped through `signal` (a download's /stop or time limit) rejects with its reason.
    */
-  async call<T>(what: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    try {
-      return ensureOk(await fn());
-    } catch (err) {
-      if (signal?.aborted) throw signal.reason;
-      const mapped = mapFeishuError(this.channel, err, what);
-      this.onError(mapped);
-      throw mapped;
-    }
+  call<T>(what: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    return this.calls.run(what, async () => ensureOk(await fn()), signal);
   }
 
   /**

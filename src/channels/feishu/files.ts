@@ -6,7 +6,7 @@
  */
 import type { Readable } from "node:stream";
 import { ChannelError, FileTooLargeError } from "../../errors.js";
-import { readBounded } from "../kit/downloads.js";
+import { readBounded, refuseStatedSize } from "../kit/downloads.js";
 import type { ConversationRef, InboundAttachment, MessageHandle, OutboundFile } from "../types.js";
 import type { FeishuApi } from "./api.js";
 import { readSource } from "./attachments.js";
@@ -46,9 +46,7 @@ export async function downloadAttachment(
   const src = readSource(attachment.source);
   if (!src)
     throw new ChannelError(channel, "not_supported", `attachment "${attachment.name}" has no Feishu resource to download`);
-  if (attachment.size !== undefined && attachment.size > maxBytes) {
-    throw new FileTooLargeError(channel, maxBytes, attachment.size);
-  }
+  refuseStatedSize(channel, attachment.size, maxBytes);
   const path = `open-apis/im/v1/messages/${encodeURIComponent(src.message_id)}/resources/${encodeURIComponent(src.file_key)}`;
   const request = {
     method: "GET",

@@ -9,6 +9,8 @@ import type { Logger } from "../../log/logger.js";
 import { accessRulesFrom, isAllowedUser } from "../kit/access.js";
 import { ClickHolds } from "../kit/click-holds.js";
 import { LifecycleChannel, type OpenResult } from "../kit/lifecycle.js";
+import { PlatformCalls } from "../kit/platform-call.js";
+import { RecentMap, RecentSet } from "../kit/recent.js";
 import { mountWebhook } from "../kit/webhook-route.js";
 import type {
   AccessRules,
@@ -27,17 +29,17 @@ import type {
   OutboundFile,
 } from "../types.js";
 import { FeishuApi } from "./api.js";
-import { CardKitStream, CardSequences } from "./cardkit.js";
 import { readButtonValue } from "./cards.js";
 import { FEISHU_RENAMES, FeishuChannelConfig } from "./config.js";
 import { downloadAttachment, MAX_UPLOAD_BYTES, postFile } from "./files.js";
 import { feishuEmitter } from "./format.js";
 import { type CardActionEvent, type MessageEvent, translateClick, translateMessage } from "./inbound.js";
-import { LongConnection } from "./long-connection.js";
+import { mapFeishuError } from "./map-error.js";
 import { FeishuOutbound } from "./outbound.js";
-import { RecentSet } from "./recent-set.js";
 import { sdkLogger } from "./sdk-logger.js";
-import { feishuWebhookHandler } from "./webhook.js";
+import { CardKitStream, CardSequences } from "./stream.js";
+import { feishuWebhookHandler } from "./transport-webhook.js";
+import { LongConnection } from "./transport-websocket.js";
 
 export { FeishuChannelConfig } from "./config.js";
 
@@ -65,8 +67,8 @@ export class FeishuChannel extends LifecycleChannel implements Channel {
   private readonly sequences = new CardSequences();
   /** Topic roots the bot took part in: follow-ups there address the bot without a mention. */
   private readonly botTopics = new RecentSet(5000);
-  /** Typing reactions by the user's message id. */
-  private readonly reactions = new Map<string, Promise<string | undefined>>();
+  /** Typing reactions by the user's message id; a typing that never got its typingDone is forgotten past 1000. */
+  private readonly reactions = new RecentMap<Promise<string | undefined>>(1000);
   /** Clicks whose callback response waits for the core, so a refusal can be a toast. */
   private readonly clicks = new ClickHolds();
   private api: FeishuApi | undefined;
@@ -172,8 +174,6 @@ export class FeishuChannel extends LifecycleChannel implements Channel {
         return undefined;
       });
     this.reactions.set(messageId, added);
-    // A typing that never got its typingDone must not pin memory forever.
-    if (this.reactions.size > 1000) this.reactions.delete(this.reactions.keys().next().value as string);
     await added;
   }
 
@@ -256,7 +256,7 @@ export class FeishuChannel extends LifecycleChannel implements Channel {
       encryptKey: this.config.encrypt_key || undefined,
       verificationToken: this.config.verification_token || undefined,
       dispatch: (envelope) => dispatcher.invoke(envelope, { needCheck: false }),
-      onRejected: (reason) => this.noteError(new Error(`webhook request rejected: ${reason}`)),
+      onRejected: (reason) => this.life.noteError(new Error(`webhook request rejected: ${reason}`)),
     });
     // `/webhooks/<name>` was this adapter's path from the start: no older path to keep.
     mountWebhook(this.ctx.http, this.name, handler);
@@ -270,7 +270,7 @@ export class FeishuChannel extends LifecycleChannel implements Channel {
       appSecret,
       domain: this.domainValue(),
       logger: this.logger,
-      onError: (err) => this.noteError(err),
+      onError: (err) => this.life.noteError(err),
       onState: (up, reason) => (up ? this.life.connected() : this.life.degraded(reason ?? "the long connection is down")),
     });
     this.connection = connection;
@@ -302,7 +302,7 @@ export class FeishuChannel extends LifecycleChannel implements Channel {
       logger: sdkLogger(this.logger),
       loggerLevel: lark.LoggerLevel.info,
     });
-    this.api = new FeishuApi(client, this.name, (err) => this.noteError(err));
+    this.api = new FeishuApi(client, this.name, new PlatformCalls(this.name, mapFeishuError, this.life));
     this.outbound = new FeishuOutbound(this.api, this.sequences, this.logger);
     return this.api;
   }
@@ -333,9 +333,5 @@ export class FeishuChannel extends LifecycleChannel implements Channel {
 
   private noteTopic(ref: ConversationRef): void {
     if (ref.chatType === "group" && ref.threadId) this.botTopics.add(ref.threadId);
-  }
-
-  private noteError(err: unknown): void {
-    this.life.noteError(err);
   }
 }

@@ -42,7 +42,7 @@ export function ensureOk<T>(result: T): T {
 }
 
 /** Maps any failure of a Feishu call (`what`, e.g. "reply") to a typed error naming the channel. */
-export function mapFeishuError(channel: string, err: unknown, what: string): Error {
+export function mapFeishuError(channel: string, err: unknown, what: string): ChannelError {
   if (err instanceof ChannelError) return err;
   const detail = describe(err);
   if (!detail) return new ChannelError(channel, "network", `${what} failed: ${errorMessage(err)}`, { cause: err });

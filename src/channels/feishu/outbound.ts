@@ -7,9 +7,9 @@ import { PlatformAuthError, PlatformNotFoundError, PlatformRateLimitError } from
 import type { Logger } from "../../log/logger.js";
 import type { ConversationRef, MessageHandle, OutboundContent } from "../types.js";
 import type { FeishuApi } from "./api.js";
-import type { CardSequences } from "./cardkit.js";
 import { type CardButtons, messageCard, restoreButtons, storedButtons } from "./cards.js";
 import { toPlainText } from "./format.js";
+import type { CardSequences } from "./stream.js";
 
 export class FeishuOutbound {
   constructor(

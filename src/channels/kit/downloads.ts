@@ -5,6 +5,14 @@
  */
 import { ChannelError, FileTooLargeError } from "../../errors.js";
 
+/**
+ * Refuses a file whose size the platform stated (`size`, e.g. `attachment.size`) is over
+ * `maxBytes`, before anything is asked of the platform.
+ */
+export function refuseStatedSize(channel: string, size: number | undefined, maxBytes: number): void {
+  if (size !== undefined && size > maxBytes) throw new FileTooLargeError(channel, maxBytes, size);
+}
+
 /** Reads a stream of chunks, refusing it once it passes `maxBytes`. */
 export async function readBounded(
   channel: string,

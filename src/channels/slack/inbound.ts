@@ -2,8 +2,10 @@
  * Slack events → InboundMessage. Pure functions over the event bodies, so the mapping (keys,
  * mention stripping, what is ignored) is readable in one place; see README.md for the table.
  */
+
 import type { ConversationRef, InboundMessage } from "../types.js";
-import { attachmentsOf, type SlackFile } from "./files.js";
+import { attachmentsOf, type SlackFile } from "./attachments.js";
+import { ACTION_PREFIX, decodeButtonValue } from "./buttons.js";
 
 /** The parts of an Events API `event` the adapter reads. */
 export interface SlackEvent {
@@ -48,9 +50,6 @@ export interface InboundContext {
   /** True when the bot is already part of this channel thread (it was mentioned there). */
   isBotThread(channel: string, threadTs: string): boolean;
 }
-
-/** Prefix of every `action_id` the adapter puts on a button. */
-export const ACTION_PREFIX = "antler:";
 
 /**
  * Message subtypes that are still a person writing; every other subtype (edits, joins, bots) is
@@ -167,22 +166,6 @@ export function fromMessage(body: SlackEventBody, ctx: InboundContext): InboundM
   // The core knows the thread's conversation durably: a follow-up after a restart still counts.
   if (!direct && event.thread_ts !== undefined && event.thread_ts !== event.ts) msg.inThread = true;
   return msg;
-}
-
-/** Decodes the value the adapter put on a button: `{"q": questionId, "b": buttonId}`. */
-export function decodeButtonValue(value: string | undefined): { questionId: string; buttonId: string } | undefined {
-  if (!value) return undefined;
-  try {
-    const parsed = JSON.parse(value) as { q?: unknown; b?: unknown };
-    if (typeof parsed.q === "string" && typeof parsed.b === "string") return { questionId: parsed.q, buttonId: parsed.b };
-  } catch {
-    // not one of ours
-  }
-  return undefined;
-}
-
-export function encodeButtonValue(questionId: string, buttonId: string): string {
-  return JSON.stringify({ q: questionId, b: buttonId });
 }
 
 /** A `block_actions` click on one of the adapter's buttons. */

@@ -3,10 +3,11 @@
  * (Socket Mode, or the Events API on Antler's server); a Web API client sends. See README.md.
  */
 import { App, type Receiver, webApi } from "@slack/bolt";
-import { ChannelError, errorMessage, PlatformAuthError } from "../../errors.js";
+import { AntlerError, ChannelError, errorMessage, PlatformAuthError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { accessRulesFrom } from "../kit/access.js";
 import { LifecycleChannel } from "../kit/lifecycle.js";
+import { PlatformCalls } from "../kit/platform-call.js";
 import { literalMarkdown } from "../markdown/index.js";
 import type {
   AccessRules,
@@ -24,13 +25,12 @@ import type {
   OutboundContent,
   OutboundFile,
 } from "../types.js";
-import { MAX_BUTTONS, questionBlocks } from "./blocks.js";
+import { ThreadMemory } from "./bot-threads.js";
+import { ACTION_PREFIX, MAX_BUTTONS, questionBlocks } from "./buttons.js";
 import { SLACK_RENAMES, SlackChannelConfig } from "./config.js";
 import { SLACK_MAX_UPLOAD_BYTES, SlackFiles } from "./files.js";
 import { slackEmitter, toMrkdwn } from "./format.js";
-import { SlackHttpReceiver } from "./http-receiver.js";
 import {
-  ACTION_PREFIX,
   fromAction,
   fromMention,
   fromMessage,
@@ -40,9 +40,9 @@ import {
 } from "./inbound.js";
 import { mapSlackError } from "./map-error.js";
 import { slackSdkLogger } from "./sdk-logger.js";
-import { createSocketReceiver } from "./socket-receiver.js";
 import { SlackNativeStream } from "./stream.js";
-import { ThreadMemory } from "./threads.js";
+import { createSocketReceiver } from "./transport-socket.js";
+import { SlackHttpReceiver } from "./transport-webhook.js";
 
 export { SlackChannelConfig } from "./config.js";
 
@@ -85,6 +85,7 @@ export class SlackChannel extends LifecycleChannel implements Channel {
   private readonly web: WebClient;
   private readonly threads = new ThreadMemory();
   private readonly files: SlackFiles;
+  private readonly calls = new PlatformCalls(this.name, mapSlackError, this.life);
   private app: App | undefined;
   private bot: BotIdentity | undefined;
 
@@ -121,7 +122,7 @@ export class SlackChannel extends LifecycleChannel implements Channel {
       web: this.web,
       botToken: this.config.bot_token ?? "",
       apiBase: this.config.api_base,
-      call: (method, run) => this.call(method, run),
+      call: (method, run) => this.calls.run(method, run),
     });
   }
 
@@ -159,7 +160,7 @@ export class SlackChannel extends LifecycleChannel implements Channel {
     const text = toMrkdwn(content.text) || " ";
     const buttons = content.buttons ?? [];
     const withButtons = buttons.length > 0 && content.questionId !== undefined;
-    const result = await this.call("chat.postMessage", () =>
+    const result = await this.calls.run("chat.postMessage", () =>
       this.web.chat.postMessage({
         channel: ref.chatId,
         text,
@@ -185,7 +186,7 @@ export class SlackChannel extends LifecycleChannel implements Channel {
     const hadBlocks = stored !== undefined || content.buttons !== undefined;
     const blocks =
       buttons.length > 0 && questionId !== undefined ? questionBlocks(text, questionId, buttons) : hadBlocks ? [] : undefined;
-    await this.call("chat.update", () =>
+    await this.calls.run("chat.update", () =>
       this.web.chat.update({ channel: handle.ref.chatId, ts: handle.id, text, ...(blocks ? { blocks } : {}) }),
     );
   }
@@ -198,13 +199,7 @@ export class SlackChannel extends LifecycleChannel implements Channel {
     options?: DownloadOptions,
   ): Promise<Uint8Array> {
     const signal = options?.signal;
-    try {
-      return await this.files.download(attachment, maxBytes, signal);
-    } catch (err) {
-      // Stopped by the core (/stop, its time limit): not the platform's failure.
-      if (signal?.aborted) throw signal.reason;
-      throw this.noteError(mapSlackError(this.name, err, "file download"));
-    }
+    return this.calls.run("file download", () => this.files.download(attachment, maxBytes, signal), signal);
   }
 
   /** File upload v2, shared into the thread replies go to. The handle's id is the Slack file id. */
@@ -217,7 +212,7 @@ export class SlackChannel extends LifecycleChannel implements Channel {
   /** `chat.postEphemeral`: only `userId` sees it, in the thread, until they reload. False when Slack refuses. */
   async notifyUser(ref: ConversationRef, userId: string, text: string): Promise<boolean> {
     try {
-      await this.call("chat.postEphemeral", () =>
+      await this.calls.run("chat.postEphemeral", () =>
         this.web.chat.postEphemeral({
           channel: ref.chatId,
           user: userId,
@@ -258,7 +253,7 @@ export class SlackChannel extends LifecycleChannel implements Channel {
       return new SlackNativeStream(this.web, this.name, { id: result.ts as string, ref }, this.logger);
     } catch (err) {
       const mapped = mapSlackError(this.name, err, "chat.startStream");
-      if (mapped.code === "rate_limited") throw this.noteError(mapped);
+      if (mapped.code === "rate_limited") throw this.calls.note(mapped);
       // Streaming not available here (scope, channel type, recipient): the core posts and edits instead.
       this.logger.warn({ err: mapped.message }, "slack native streaming unavailable; using chat.update");
       return undefined;
@@ -299,7 +294,7 @@ export class SlackChannel extends LifecycleChannel implements Channel {
   }
 
   private async identify(): Promise<BotIdentity> {
-    const result = await this.call("auth.test", () => this.web.auth.test());
+    const result = await this.calls.run("auth.test", () => this.web.auth.test());
     if (!result.user_id || !result.team_id)
       throw new ChannelError(this.name, "platform_error", "auth.test returned no user or team id");
     return {
@@ -389,24 +384,12 @@ export class SlackChannel extends LifecycleChannel implements Channel {
     }
   }
 
-  /** Runs one Web API call, mapping its failure and remembering it for status. */
-  private async call<T>(method: string, run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } catch (err) {
-      throw this.noteError(mapSlackError(this.name, err, method));
-    }
-  }
-
-  private noteError<E extends Error>(err: E): E {
-    this.life.noteError(err);
-    return err;
-  }
-
   /** Receiver failures in socket mode concern the app token, not the bot token auth.test accepted. */
   private receiverError(err: unknown): Error {
+    // Antler's own refusal (another channel holds the webhook path) stays as it is.
+    if (err instanceof AntlerError && !(err instanceof ChannelError)) return err;
     const mapped = mapSlackError(this.name, err, "Socket Mode");
-    if (this.config.mode === "socket" && !(mapped instanceof ChannelError && mapped.code === "rate_limited")) {
+    if (this.config.mode === "socket" && mapped.code !== "rate_limited") {
       return new PlatformAuthError(
         this.name,
         `Socket Mode did not connect (${errorMessage(err)}): check channels.${this.name}.app_token`,

@@ -3,7 +3,7 @@
  * reject rate-limited calls instead of waiting, so the core's retry (which honours
  * `retryAfterMs`) stays the only retry loop.
  */
-import { AntlerError, ChannelError, PlatformAuthError, PlatformNotFoundError, PlatformRateLimitError } from "../../errors.js";
+import { ChannelError, PlatformAuthError, PlatformNotFoundError, PlatformRateLimitError } from "../../errors.js";
 
 const AUTH_CODES = new Set([
   "invalid_auth",
@@ -43,11 +43,11 @@ export function slackErrorCode(err: unknown): string | undefined {
   return typeof code === "string" ? code : undefined;
 }
 
-/** Maps anything a Slack call threw to an Antler error that names the channel. */
-export function mapSlackError(channel: string, err: unknown, method?: string): AntlerError {
-  if (err instanceof AntlerError) return err;
+/** Maps anything a Slack call (`what`, e.g. "chat.postMessage") threw to a typed error naming the channel. */
+export function mapSlackError(channel: string, err: unknown, what: string): ChannelError {
+  if (err instanceof ChannelError) return err;
   const e = (err ?? {}) as SlackLikeError;
-  const where = method ? `${method}: ` : "";
+  const where = `${what}: `;
   if (e.code === "slack_webapi_rate_limited_error") {
     const seconds = typeof e.retryAfter === "number" ? e.retryAfter : 1;
     return new PlatformRateLimitError(channel, Math.max(0, seconds) * 1000, `${where}Slack rate limit`, { cause: err });

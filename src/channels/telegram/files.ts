@@ -7,10 +7,10 @@ import type { Telegram } from "telegraf";
 import { TelegramError } from "telegraf";
 import { ChannelError, errorMessage, FileTooLargeError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
-import { fetchBounded } from "../kit/downloads.js";
+import { fetchBounded, refuseStatedSize } from "../kit/downloads.js";
+import type { PlatformCalls } from "../kit/platform-call.js";
 import type { ConversationRef, InboundAttachment, MessageHandle, OutboundFile } from "../types.js";
-import { mapTelegramError } from "./map-error.js";
-import { DOWNLOAD_LIMIT, PHOTO_LIMIT, UPLOAD_LIMIT } from "./media.js";
+import { DOWNLOAD_LIMIT, PHOTO_LIMIT, UPLOAD_LIMIT } from "./attachments.js";
 
 /** Image types Telegram shows as a photo; others (GIF, SVG, …) go as documents, unchanged. */
 const PHOTO_TYPES = new Set(["image/jpeg", "image/png", "image/webp"]);
@@ -22,8 +22,8 @@ export class TelegramFiles {
     private readonly channel: string,
     private readonly telegram: () => Telegram,
     private readonly logger: Logger,
-    /** Records a platform failure on the channel's status; returns it. */
-    private readonly noteError: (err: Error) => Error,
+    /** Bot API calls, their failures mapped and noted on the channel's status. */
+    private readonly calls: PlatformCalls,
   ) {}
 
   /**
@@ -36,12 +36,12 @@ export class TelegramFiles {
       throw new ChannelError(this.channel, "not_found", `attachment "${attachment.name}" has no Telegram file_id`);
     }
     const limit = Math.min(maxBytes, DOWNLOAD_LIMIT);
-    this.refuseSize(attachment.size, limit);
+    refuseStatedSize(this.channel, attachment.size, limit);
     const telegram = this.telegram();
     // telegraf types the signal as its polyfill's; its node-fetch takes Node's own.
     const options = (signal ? { signal } : {}) as Parameters<Telegram["callApi"]>[2];
-    const file = await this.call("getFile", () => telegram.callApi("getFile", { file_id: fileId }, options), signal);
-    this.refuseSize(file.file_size, limit);
+    const file = await this.calls.run("getFile", () => telegram.callApi("getFile", { file_id: fileId }, options), signal);
+    refuseStatedSize(this.channel, file.file_size, limit);
     if (!file.file_path) throw new ChannelError(this.channel, "platform_error", "getFile answered without a file_path");
     if (isAbsolute(file.file_path)) {
       throw new ChannelError(
@@ -67,33 +67,13 @@ export class TelegramFiles {
         return { id: String(sent.message_id), ref };
       } catch (err) {
         if (!(err instanceof TelegramError && err.code === 400 && PHOTO_REFUSED.test(err.description))) {
-          throw this.failure(err, "sendPhoto");
+          throw this.calls.failure(err, "sendPhoto");
         }
         this.logger.info({ file: file.name, err: errorMessage(err) }, "sendPhoto refused the image; sending it as a document");
       }
     }
-    const sent = await this.call("sendDocument", () => telegram.sendDocument(ref.chatId, input(), extra));
+    const sent = await this.calls.run("sendDocument", () => telegram.sendDocument(ref.chatId, input(), extra));
     return { id: String(sent.message_id), ref };
-  }
-
-  private refuseSize(size: number | undefined, limit: number): void {
-    if (size !== undefined && size > limit) throw new FileTooLargeError(this.channel, limit, size);
-  }
-
-  private async call<T>(method: string, run: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    try {
-      return await run();
-    } catch (err) {
-      // A download stopped by the core (/stop, its time limit) is not the platform's failure.
-      if (signal?.aborted) throw signal.reason;
-      throw this.failure(err, method);
-    }
-  }
-
-  /** The typed error; a size refusal is the file's fault, not the channel's, so status skips it. */
-  private failure(err: unknown, method: string): Error {
-    const mapped = mapTelegramError(this.channel, err, method);
-    return mapped instanceof FileTooLargeError ? mapped : this.noteError(mapped);
   }
 }
 

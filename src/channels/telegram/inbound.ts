@@ -3,8 +3,8 @@
  * JSON, and Telegraf's union types would need a narrowing step per field for no gain.
  */
 import type { ChatType, ConversationRef, InboundMessage } from "../types.js";
-import { decodeCallbackData } from "./callback-data.js";
-import { attachmentsOf, type TgMedia } from "./media.js";
+import { attachmentsOf, type TgMedia } from "./attachments.js";
+import { decodeCallbackData } from "./buttons.js";
 
 export interface TgUser {
   id: number;

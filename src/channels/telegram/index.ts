@@ -11,6 +11,7 @@ import type { Logger } from "../../log/logger.js";
 import { HttpError, readJson } from "../../server/http.js";
 import { accessRulesFrom, isAllowedUser } from "../kit/access.js";
 import { LifecycleChannel } from "../kit/lifecycle.js";
+import { PlatformCalls } from "../kit/platform-call.js";
 import { mountWebhook, webhookPath } from "../kit/webhook-route.js";
 import type {
   AccessRules,
@@ -27,16 +28,16 @@ import type {
   OutboundContent,
   OutboundFile,
 } from "../types.js";
-import { callbackDataBytes, encodeCallbackData, MAX_CALLBACK_BYTES } from "./callback-data.js";
+import { UPLOAD_LIMIT } from "./attachments.js";
+import { callbackDataBytes, encodeCallbackData, MAX_CALLBACK_BYTES } from "./buttons.js";
 import { ClickAnswers } from "./clicks.js";
 import { DEFAULT_EDIT_INTERVAL_MS, TELEGRAM_RENAMES, TelegramChannelConfig } from "./config.js";
 import { TelegramFiles } from "./files.js";
 import { escapeHtml, telegramEmitter, toPlainText, toTelegramHtml } from "./format.js";
 import { type BotIdentity, type TgUpdate, translateUpdate } from "./inbound.js";
 import { isParseError, mapTelegramError } from "./map-error.js";
-import { UPLOAD_LIMIT } from "./media.js";
-import { Poller } from "./polling.js";
-import { updateProblem } from "./update-check.js";
+import { Poller } from "./transport.js";
+import { updateProblem } from "./webhook-check.js";
 
 export { TelegramChannelConfig } from "./config.js";
 
@@ -65,6 +66,7 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
   private readonly responses = new WeakMap<object, ServerResponse>();
   private readonly clicks: ClickAnswers;
   private readonly files: TelegramFiles;
+  private readonly calls = new PlatformCalls(this.name, mapTelegramError, this.life);
 
   constructor(ctx: ChannelContext<TelegramChannelConfig>) {
     super(ctx.name, ctx.config.mode, { exclusive: ctx.config.mode === "polling" });
@@ -83,12 +85,7 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
       typingIntervalMs: 4500,
     };
     this.clicks = new ClickAnswers(() => this.telegram(), this.logger);
-    this.files = new TelegramFiles(
-      this.name,
-      () => this.telegram(),
-      this.logger,
-      (err) => this.noteError(err),
-    );
+    this.files = new TelegramFiles(this.name, () => this.telegram(), this.logger, this.calls);
   }
 
   /** Identifies the bot, then polls or sets the webhook; a stop meanwhile aborts `signal`. */
@@ -268,7 +265,7 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
       return true;
     }
     const mapped = mapTelegramError(this.name, err, "getUpdates");
-    const fatal = mapped instanceof ChannelError && mapped.code === "auth_failed";
+    const fatal = mapped.code === "auth_failed";
     this.life.noteError(mapped);
     if (fatal) this.life.failed(mapped);
     else this.life.degraded(mapped.message);
@@ -386,19 +383,14 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
     try {
       return await html();
     } catch (err) {
-      if (!isParseError(err)) throw this.noteError(mapTelegramError(this.name, err, method));
+      if (!isParseError(err)) throw this.calls.failure(err, method);
       this.logger.warn({ err: errorMessage(err) }, "Telegram rejected the HTML; sending plain text");
     }
     try {
       return await plain();
     } catch (err) {
-      throw this.noteError(mapTelegramError(this.name, err, method));
+      throw this.calls.failure(err, method);
     }
-  }
-
-  private noteError(err: Error): Error {
-    if (err instanceof ChannelError && err.code !== "not_modified" && err.code !== "rate_limited") this.life.noteError(err);
-    return err;
   }
 }
 

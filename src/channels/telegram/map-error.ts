@@ -9,7 +9,7 @@ import {
   PlatformNotFoundError,
   PlatformRateLimitError,
 } from "../../errors.js";
-import { DOWNLOAD_LIMIT, PHOTO_LIMIT, UPLOAD_LIMIT } from "./media.js";
+import { DOWNLOAD_LIMIT, PHOTO_LIMIT, UPLOAD_LIMIT } from "./attachments.js";
 
 /** Telegram's description when our HTML is malformed; the caller resends as plain text. */
 export function isParseError(err: unknown): boolean {
@@ -21,7 +21,8 @@ export function redactToken(text: string): string {
   return text.replace(/\/bot[^/\s]+\//g, "/bot<redacted>/");
 }
 
-export function mapTelegramError(channel: string, err: unknown, method: string): Error {
+/** Maps anything a Telegram call (`method`, e.g. "sendMessage") threw to a typed error naming the channel. */
+export function mapTelegramError(channel: string, err: unknown, method: string): ChannelError {
   if (err instanceof ChannelError) return err;
   // node-fetch puts the request URL, token included, in some messages (e.g. "invalid json
   // response body at …" when a proxy answers HTML). Telegraf redacts only failed requests and
@@ -29,7 +30,6 @@ export function mapTelegramError(channel: string, err: unknown, method: string):
   // so it is cleaned in place too.
   if (err instanceof Error) err.message = redactToken(err.message);
   if (!(err instanceof TelegramError)) {
-    if (err instanceof Error && err.name === "AbortError") return err;
     return new ChannelError(channel, "network", `${method} failed: ${errorMessage(err)}`, { cause: err });
   }
   const { code, description } = err;

@@ -5,9 +5,8 @@
  * as edits. See README.md for the wire, the access rules and the choices made.
  */
 import { randomBytes } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { ChannelError, errorMessage } from "../../errors.js";
+import { errorMessage } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { HttpError, isJsonObject, readJson, sendJson } from "../../server/http.js";
 import { LifecycleChannel } from "../kit/lifecycle.js";
@@ -27,34 +26,20 @@ import type {
 } from "../types.js";
 import { type Refusal, WebAuth } from "./auth.js";
 import { WebChannelConfig } from "./config.js";
+import { FileShelf } from "./files.js";
 import { escapeHtml, htmlEmitter, toHtml } from "./format.js";
 import { Hub, type WebEvent } from "./hub.js";
+import { ASSETS, type Asset, loadAssets, PAGE_HEADERS } from "./page.js";
 
 /** The longest message the page may send, in characters. */
 export const MAX_MESSAGE_CHARS = 16_000;
 /** A comment on every open stream this often, so proxies keep it open. */
 const HEARTBEAT_MS = 15_000;
-/** Files the agent sent, kept in memory for download, at most this many bytes in all. */
-const MAX_FILE_BYTES = 64 * 1024 * 1024;
+const _MAX_FILE_BYTES = 64 * 1024 * 1024;
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
 const CONVERSATION_ID = /^[A-Za-z0-9_-]{8,64}$/;
 /** How long the page shows "typing…" for one typing event. */
 const TYPING_MS = 5_000;
-
-const PAGE_HEADERS = {
-  "content-security-policy":
-    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "cache-control": "no-cache",
-};
-
-const ASSETS = {
-  "index.html": "text/html; charset=utf-8",
-  "app.js": "text/javascript; charset=utf-8",
-  "app.css": "text/css; charset=utf-8",
-} as const;
-type Asset = keyof typeof ASSETS;
 
 /** A message as the page shows it. */
 interface PageMessage {
@@ -63,13 +48,6 @@ interface PageMessage {
   html: string;
   buttons: ButtonSpec[];
   questionId?: string;
-}
-
-interface StoredFile {
-  owner: string;
-  name: string;
-  mime: string;
-  data: Uint8Array;
 }
 
 /** One request the routes work on: who sent it, and for which conversation. */
@@ -91,8 +69,7 @@ export class WebChannel extends LifecycleChannel implements Channel {
   private readonly auth: WebAuth;
   private readonly hub = new Hub();
   private readonly streams = new Set<ServerResponse>();
-  private readonly files = new Map<string, StoredFile>();
-  private fileBytes = 0;
+  private readonly files = new FileShelf();
   private assets: Record<Asset, string> | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private readonly history: ChannelContext["history"];
@@ -175,16 +152,7 @@ export class WebChannel extends LifecycleChannel implements Channel {
   }
 
   async sendFile(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle> {
-    const id = randomBytes(12).toString("base64url");
-    const owner = ref.workspace ?? "";
-    this.files.set(id, { owner, name: file.name, mime: file.mime, data: file.data });
-    this.fileBytes += file.data.byteLength;
-    // The oldest files give way; a page that still links one gets a 404 that says so.
-    for (const [old, stored] of this.files) {
-      if (this.fileBytes <= MAX_FILE_BYTES || old === id) break;
-      this.files.delete(old);
-      this.fileBytes -= stored.data.byteLength;
-    }
+    const id = this.files.put(ref.workspace ?? "", file);
     const url = `${this.config.path}/api/files/${id}`;
     this.hub.publish(ref.key, "file", { id, name: file.name, mime: file.mime, kind: file.kind, size: file.data.byteLength, url });
     return { id, ref };
@@ -311,23 +279,7 @@ export class WebChannel extends LifecycleChannel implements Channel {
 
   private getFile(req: IncomingMessage, res: ServerResponse, params: Record<string, string>): void {
     if (this.refused(req, res)) return;
-    const client = this.auth.clientOf(req);
-    const file = this.files.get(params.file ?? "");
-    if (!file || file.owner !== client) {
-      sendJson(res, 404, { error: "No such file here: it may be from before a restart. Ask the agent to send it again." });
-      return;
-    }
-    // Only raster images show inline; everything else (SVG included) downloads.
-    const inline = /^image\/(png|jpeg|gif|webp)$/.test(file.mime);
-    res.writeHead(200, {
-      "content-type": inline ? file.mime : "application/octet-stream",
-      "content-length": String(file.data.byteLength),
-      "content-disposition": `${inline ? "inline" : "attachment"}; filename*=UTF-8''${encodeURIComponent(file.name)}`,
-      "content-security-policy": "default-src 'none'; sandbox",
-      "x-content-type-options": "nosniff",
-      "cache-control": "private, max-age=3600",
-    });
-    res.end(file.data);
+    this.files.serve(res, params.file ?? "", this.auth.clientOf(req));
   }
 
   // --- helpers ---
@@ -411,24 +363,6 @@ function pageMessage(id: string, content: OutboundContent): PageMessage {
     buttons: content.buttons ?? [],
     ...(content.questionId ? { questionId: content.questionId } : {}),
   };
-}
-
-/** The page's files, read once, with the page's path put in. */
-async function loadAssets(channel: string, base: string): Promise<Record<Asset, string>> {
-  const dir = new URL("./public/", import.meta.url);
-  const out = {} as Record<Asset, string>;
-  for (const name of Object.keys(ASSETS) as Asset[]) {
-    try {
-      out[name] = (await readFile(new URL(name, dir), "utf8")).replaceAll("%BASE%", escapeHtml(base));
-    } catch (err) {
-      throw new ChannelError(
-        channel,
-        "config_missing",
-        `the web chat's page file ${name} is missing from ${dir.pathname} (npm run build copies it there): ${errorMessage(err)}`,
-      );
-    }
-  }
-  return out;
 }
 
 async function jsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {

@@ -18,7 +18,7 @@ export interface DiscordDriverOptions {
   /** `channels.discord.thread` (default true). */
   thread?: boolean;
   /** `channels.discord.session_scope`, left out of the config when unset. */
-  scope?: "user" | "channel";
+  scope?: "user" | "chat";
   editIntervalMs?: number;
   /** Extra `channels.discord` keys. */
   config?: Record<string, unknown>;

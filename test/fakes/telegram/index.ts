@@ -5,7 +5,7 @@
  * record of every call made while a 429's retry_after had not yet passed; file URLs that never
  * answer or stall mid-body (`downloadStalls`, ../download-stalls.ts). Several bot processes:
  * each may get a listener of its own (`listenFor`), so every call names its client; only one
- * getUpdates may be open at a time (polling.ts), and each conflict is recorded.
+ * getUpdates may be open at a time (the adapter's transport.ts), and each conflict is recorded.
  */
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";

@@ -9,7 +9,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import * as lark from "@larksuiteoapi/node-sdk";
 import { HttpError, isJsonObject, readBody, sendJson } from "../../server/http.js";
-import { eventProblem } from "./event-check.js";
+import { eventProblem } from "./webhook-check.js";
 
 export interface WebhookOptions {
   encryptKey?: string;

@@ -5,6 +5,7 @@
  * that must strictly increase, or the platform answers 300317.
  */
 import type { Logger } from "../../log/logger.js";
+import { RecentMap } from "../kit/recent.js";
 import type { ConversationRef, MessageHandle, NativeStream } from "../types.js";
 import type { FeishuApi } from "./api.js";
 import { STREAM_ELEMENT_ID, streamingCard } from "./cards.js";
@@ -12,9 +13,11 @@ import { toCardMarkdown } from "./format.js";
 
 /** The last `sequence` used per card, shared by streams and later edits of the same card. */
 export class CardSequences {
-  private readonly last = new Map<string, number>();
+  private readonly last: RecentMap<number>;
 
-  constructor(private readonly max = 2000) {}
+  constructor(max = 2000) {
+    this.last = new RecentMap(max);
+  }
 
   /**
    * The next sequence for `cardId`. A card this process has not seen (e.g. after a restart)
@@ -22,9 +25,7 @@ export class CardSequences {
    */
   next(cardId: string): number {
     const value = (this.last.get(cardId) ?? Math.floor(Date.now() / 1000)) + 1;
-    this.last.delete(cardId);
     this.last.set(cardId, value);
-    if (this.last.size > this.max) this.last.delete(this.last.keys().next().value as string);
     return value;
   }
 

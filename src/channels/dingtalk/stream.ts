@@ -3,6 +3,7 @@
  * so far (`isFull`), the last one finalizes it, and a failure marks it failed (`isError`).
  */
 import type { Logger } from "../../log/logger.js";
+import type { PlatformCalls } from "../kit/platform-call.js";
 import type { MessageHandle, NativeStream } from "../types.js";
 import type { CardApi } from "./card.js";
 
@@ -13,18 +14,18 @@ export class CardStream implements NativeStream {
     readonly handle: MessageHandle,
     private readonly cards: CardApi,
     private readonly logger: Logger,
-    private readonly onError: (err: unknown) => void,
+    private readonly calls: PlatformCalls,
   ) {}
 
   async update(text: string): Promise<void> {
     // The core may offer the same text twice (e.g. after a retry); one call is enough.
     if (text === this.shown) return;
-    await this.call(() => this.cards.stream(this.handle.id, text));
+    await this.calls.run("card stream", () => this.cards.stream(this.handle.id, text));
     this.shown = text;
   }
 
   async finish(text: string): Promise<void> {
-    await this.call(() => this.cards.stream(this.handle.id, text, { finalize: true }));
+    await this.calls.run("card stream", () => this.cards.stream(this.handle.id, text, { finalize: true }));
     this.shown = text;
   }
 
@@ -32,17 +33,8 @@ export class CardStream implements NativeStream {
     try {
       await this.cards.stream(this.handle.id, text, { error: true });
     } catch (err) {
-      this.onError(err);
+      this.calls.failure(err, "card stream");
       this.logger.warn({ err, outTrackId: this.handle.id }, "dingtalk card could not be marked failed");
-    }
-  }
-
-  private async call(fn: () => Promise<void>): Promise<void> {
-    try {
-      await fn();
-    } catch (err) {
-      this.onError(err);
-      throw err;
     }
   }
 }

@@ -8,6 +8,7 @@
  */
 import type { REST } from "discord.js";
 import { Routes } from "discord.js";
+import { RecentMap } from "../kit/recent.js";
 import type { ConversationRef } from "../types.js";
 import { DiscordCode, discordErrorCode } from "./map-error.js";
 
@@ -20,7 +21,7 @@ const NO_THREADS = new Set<number>([DiscordCode.MissingAccess, DiscordCode.Missi
 
 export class ThreadStarter {
   /** Thread id → the channel id replies go to (the thread, or the channel when it could not be started). */
-  private readonly started = new Map<string, Promise<string>>();
+  private readonly started = new RecentMap<Promise<string>>(REMEMBERED);
 
   constructor(
     private readonly rest: () => REST,
@@ -39,7 +40,6 @@ export class ThreadStarter {
       this.started.set(threadId, pending);
       // A failure that may pass (a 429, the network) is tried again by the next call.
       pending.catch(() => this.started.delete(threadId));
-      if (this.started.size > REMEMBERED) this.started.delete(this.started.keys().next().value as string);
     }
     return pending;
   }

@@ -1,6 +1,12 @@
-/** Block Kit for questions: the text in section blocks, then one actions block of buttons. */
+/**
+ * Buttons on Slack: Block Kit for questions (the text in section blocks, then one actions block
+ * of buttons), and the button codec: every `action_id` starts with {@link ACTION_PREFIX}, and
+ * the value carries the question and button ids.
+ */
 import type { ButtonSpec } from "../types.js";
-import { ACTION_PREFIX, encodeButtonValue } from "./inbound.js";
+
+/** Prefix of every `action_id` the adapter puts on a button. */
+export const ACTION_PREFIX = "antler:";
 
 /** Slack's limits: section text 3,000 characters, button label 75, 25 elements per actions block. */
 const SECTION_MAX = 3000;
@@ -31,4 +37,20 @@ export function questionBlocks(mrkdwn: string, questionId: string, buttons: Butt
     value: encodeButtonValue(questionId, b.id),
   }));
   return [...sectionBlocks(mrkdwn || " "), { type: "actions", block_id: `antler_q_${questionId}`.slice(0, 255), elements }];
+}
+
+/** Decodes the value the adapter put on a button: `{"q": questionId, "b": buttonId}`. */
+export function decodeButtonValue(value: string | undefined): { questionId: string; buttonId: string } | undefined {
+  if (!value) return undefined;
+  try {
+    const parsed = JSON.parse(value) as { q?: unknown; b?: unknown };
+    if (typeof parsed.q === "string" && typeof parsed.b === "string") return { questionId: parsed.q, buttonId: parsed.b };
+  } catch {
+    // not one of ours
+  }
+  return undefined;
+}
+
+export function encodeButtonValue(questionId: string, buttonId: string): string {
+  return JSON.stringify({ q: questionId, b: buttonId });
 }

@@ -10,7 +10,7 @@ import type { Logger } from "../../log/logger.js";
 import { HttpError, isJsonObject, readBody, sendJson } from "../../server/http.js";
 import { mountWebhook } from "../kit/webhook-route.js";
 import type { HttpMount } from "../types.js";
-import { envelopeProblem } from "./envelope-check.js";
+import { envelopeProblem } from "./webhook-check.js";
 
 export interface SlackHttpReceiverOptions {
   signingSecret: string;

@@ -75,7 +75,7 @@ export class ApprovalDesk {
   /** A run paused on `requests`: posts a message per call and stores the approval. */
   async open(scope: ChannelScope, ref: ConversationRef, base: PendingQuestion, requests: ApprovalRequest[]): Promise<void> {
     const channel = scope.channel;
-    const agent = await this.core.conversations.agentOfThread(scope.name, base.key, base.threadId);
+    const agent = await this.core.conversations.agentOfThread(scope, base.key, base.threadId);
     const policies = requests.map((r) => this.policy(scope, agent, r.name));
     const timeout = Math.min(...policies.map((p) => p?.timeout_ms ?? DEFAULT_TIMEOUT_MS));
     const out = new Outbound(channel, scope.hooks(), editInterval(channel, ref));
@@ -158,7 +158,7 @@ export class ApprovalDesk {
   /** Tells the backend the calls were stopped; a failure is logged (the next run then closes them as unanswered). */
   private async closeOnBackend(scope: ChannelScope, pending: PendingQuestion): Promise<void> {
     try {
-      const harness = await this.core.conversations.harnessOfThread(scope.name, pending.key, pending.threadId);
+      const harness = await this.core.conversations.harnessOfThread(scope, pending.key, pending.threadId);
       await harness.closePending?.(pending.threadId, APPROVAL_NOTICES.stoppedCall);
     } catch (err) {
       scope.noteError(err);
@@ -209,7 +209,7 @@ export class ApprovalDesk {
     const request = state.requests[index]!;
     const args = parseEditedArgs(msg.text);
     if (typeof args === "string") return scope.notify(msg.ref, args);
-    const harness = await this.core.conversations.harnessOfThread(scope.name, pending.key, pending.threadId);
+    const harness = await this.core.conversations.harnessOfThread(scope, pending.key, pending.threadId);
     const problem = await harness.checkToolArgs?.(request, args);
     if (problem) return scope.notify(msg.ref, `${problem} Send them again.`);
     await this.record(scope, msg, pending, state, [index], { type: "edit", args });

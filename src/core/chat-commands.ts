@@ -27,14 +27,14 @@ export class ChatCommands {
 
   /** `/new`: a fresh thread with the agent this chat uses now. */
   async startNewThread(scope: ChannelScope, msg: InboundMessage): Promise<void> {
-    const agent = await this.core.conversations.agentFor(scope.name, msg);
-    await this.core.conversations.bindNewThread(scope.name, msg.ref.key, agent);
+    const agent = await this.core.conversations.agentFor(scope, msg);
+    await this.core.conversations.bindNewThread(scope, msg.ref.key, agent);
     await scope.notify(msg.ref, NOTICES.newThread);
   }
 
   /** `/agent` and `/agent NAME`. */
   async agent(scope: ChannelScope, msg: InboundMessage): Promise<void> {
-    await scope.notify(msg.ref, await this.core.conversations.agentCommand(scope.name, msg));
+    await scope.notify(msg.ref, await this.core.conversations.agentCommand(scope, msg));
   }
 
   private async stop(scope: ChannelScope, msg: InboundMessage): Promise<void> {
@@ -54,10 +54,10 @@ export class ChatCommands {
     if (!binding) return "No conversation yet: send a message to start one.";
     const { threadId } = binding;
     const agent = binding.agent ?? DEFAULT_AGENT;
-    if (!conversations.serves(scope.name, agent)) {
+    if (!conversations.serves(scope, agent)) {
       return [`Thread: ${threadId}`, `Agent: ${agent} (no longer configured: your next message starts a new thread)`].join("\n");
     }
-    const info = await (await conversations.harness(scope.name, agent)).getThread(threadId);
+    const info = await (await conversations.harness(scope, agent)).getThread(threadId);
     const pending = await scope.store.getPending(threadId);
     const lines = [
       `Thread: ${threadId}`,

@@ -17,12 +17,12 @@ export async function conversationHistory(
   scope: ChannelScope,
   key: string,
 ): Promise<ConversationHistory> {
-  const { store, channel, name: slot } = scope;
+  const { store, channel } = scope;
   const binding = await store.currentBinding(key);
   const agent = binding?.agent ?? DEFAULT_AGENT;
   // A conversation of an agent the config no longer has starts over with its next message.
-  if (!binding || !conversations.serves(slot, agent)) return { messages: [], waiting: [] };
-  const harness = await conversations.harness(slot, agent);
+  if (!binding || !conversations.serves(scope, agent)) return { messages: [], waiting: [] };
+  const harness = await conversations.harness(scope, agent);
   const messages = (await harness.history?.(binding.threadId)) ?? [];
   const pending = await store.getPending(binding.threadId);
   const waiting: WaitingMessage[] = [];

@@ -40,7 +40,7 @@ export class Messages {
   /** The message's thread, then a question that waits there, or a new turn. */
   private async answer(scope: ChannelScope, msg: InboundMessage, controller: AbortController, withFiles: boolean): Promise<void> {
     const { questions } = this;
-    const target = await this.core.conversations.threadFor(scope.name, msg);
+    const target = await this.core.conversations.threadFor(scope, msg);
     if (target.dropped) await questions.tellDropped(scope, msg, target.dropped);
     const pending = await scope.store.getPending(target.threadId);
     if (pending && approvalOf(pending)) return questions.desk.text(scope, msg, pending);

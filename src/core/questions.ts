@@ -52,13 +52,13 @@ export class Questions implements ApprovalHost {
     // Looked up among this tenant's questions only: a forged id of another tenant's finds nothing.
     const found = await scope.store.findPendingByQuestionId(action.questionId);
     const pending = found?.key === msg.ref.key ? found : undefined;
-    if (pending && approvalOf(pending) && (await conversations.servesThread(scope.name, pending.key, pending.threadId))) {
+    if (pending && approvalOf(pending) && (await conversations.servesThread(scope, pending.key, pending.threadId))) {
       return this.desk.click(scope, msg, pending);
     }
     const answer = pending ? answerFromButton(pending, action.buttonId) : undefined;
     if (pending && answer && !this.mayAnswer(scope, msg, pending)) return this.refuse(scope, msg, pending);
     // A question of an agent the config no longer has cannot be resumed.
-    const gone = pending && !(await conversations.servesThread(scope.name, pending.key, pending.threadId));
+    const gone = pending && !(await conversations.servesThread(scope, pending.key, pending.threadId));
     if (pending && gone) await scope.store.clearPending(pending.threadId);
     if (gone) await closeDropped(scope.channel, pending, scope.hooks(), logger);
     if (!pending || !answer || gone) {
@@ -108,7 +108,7 @@ export class Questions implements ApprovalHost {
     answer: string | ApprovalAnswer,
     controller?: AbortController,
   ): Promise<void> {
-    const harness = await this.core.conversations.harnessOfThread(scope.name, pending.key, pending.threadId);
+    const harness = await this.core.conversations.harnessOfThread(scope, pending.key, pending.threadId);
     const resume = (opts: RunOptions) => harness.resume(pending.threadId, answer, { ...opts, interruptId: pending.interruptId });
     // The run still belongs to who asked, also when an approver answered: a follow-up question is theirs too.
     await this.turns.run(scope, messageSource(scope, msg), pending.threadId, resume, controller, pending.askedBy ?? msg.user);

@@ -55,8 +55,8 @@ export class Recovery {
     const binding = await scope.store.currentBinding(msg.ref.key);
     if (!binding) return false;
     const { threadId } = binding;
-    if (!(await core.conversations.servesThread(scope.name, msg.ref.key, threadId))) return false;
-    const harness = await core.conversations.harnessOfThread(scope.name, msg.ref.key, threadId);
+    if (!(await core.conversations.servesThread(scope, msg.ref.key, threadId))) return false;
+    const harness = await core.conversations.harnessOfThread(scope, msg.ref.key, threadId);
     if (!harness.reattach) return false;
     const source = messageSource(scope, msg);
     // The run reads this signal once rendering starts; the turn links its own to it.

@@ -1,7 +1,8 @@
 /**
  * What the core keeps in the store's JSON columns, written and read back with their types: an
  * inbound message (the inbox's payload, so a message can be answered after a restart) and a
- * posted message's handle (where a question was shown, so its answer can be shown on it).
+ * posted message's handle (where a question was shown, so its answer can be shown on it), and
+ * the readers the approval state (approvals.ts) is read back with.
  * Reading is lenient the way JSON from an older version must be: a field of the wrong type is
  * left out, and only what a message cannot do without (its ids, its ref, its sender) is required.
  */
@@ -16,7 +17,7 @@ import type {
   MessageHandle,
 } from "../channels/types.js";
 
-type JsonObject = { [k: string]: Json };
+export type JsonObject = { [k: string]: Json };
 
 /** An object of the fields that are set (JSON has no `undefined`). */
 function object(fields: { [k: string]: Json | undefined }): JsonObject {
@@ -25,11 +26,11 @@ function object(fields: { [k: string]: Json | undefined }): JsonObject {
   return out;
 }
 
-function isObject(value: Json | undefined): value is JsonObject {
+export function isObject(value: Json | undefined): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function text(o: JsonObject, key: string): string | undefined {
+export function text(o: JsonObject, key: string): string | undefined {
   const v = o[key];
   return typeof v === "string" ? v : undefined;
 }
@@ -40,12 +41,12 @@ function required(o: JsonObject, key: string, what: string): string {
   return v;
 }
 
-function flag(o: JsonObject, key: string): boolean | undefined {
+export function flag(o: JsonObject, key: string): boolean | undefined {
   const v = o[key];
   return typeof v === "boolean" ? v : undefined;
 }
 
-function count(o: JsonObject, key: string): number | undefined {
+export function count(o: JsonObject, key: string): number | undefined {
   const v = o[key];
   return typeof v === "number" ? v : undefined;
 }
@@ -55,8 +56,25 @@ function extraOf(o: JsonObject, key: string): { [k: string]: JsonValue } | undef
   return isObject(v) ? v : undefined;
 }
 
+/**
+ * Any value as JSON, the way `JSON.stringify` writes it: fields that are undefined (or
+ * functions) are left out, and in a list they, like numbers that are not finite, become null.
+ */
+export function toJson(value: unknown): Json | undefined {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return value;
+  if (typeof value === "number") return Number.isFinite(value) ? value : null;
+  if (Array.isArray(value)) return value.map((v) => toJson(v) ?? null);
+  if (typeof value !== "object") return undefined;
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(value)) {
+    const json = toJson(v);
+    if (json !== undefined) out[k] = json;
+  }
+  return out;
+}
+
 /** Keeps only the fields that are set. */
-function present<T extends object>(fields: T): T {
+export function present<T extends object>(fields: T): T {
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as T;
 }
 

@@ -37,6 +37,7 @@ export type {
   NativeStreamLimits,
   OutboundContent,
   OutboundFile,
+  SinkOptions,
   WaitingMessage,
 } from "./channels/types.js";
 export { REQUIRED_CHANNEL_METHODS } from "./channels/types.js";

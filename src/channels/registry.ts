@@ -39,7 +39,7 @@ export const BUILTIN_CHANNELS: Readonly<Record<string, string>> = {
   console: `${here}/console/index.js:ConsoleChannel`,
 };
 
-/** Counters the core keeps for each channel. */
+/** Counters of each channel: `errors` counts `noteError`, the rest the dispatcher's observer events (src/core/observer.ts). */
 export interface ChannelCounters {
   inbound: number;
   runs: number;

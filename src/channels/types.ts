@@ -49,6 +49,14 @@ export interface ChannelCapabilities {
   maxButtons?: number;
   /** How long one typing indicator lasts; the core repeats it this often. Default 4000. */
   typingIntervalMs?: number;
+  /**
+   * False when the platform never delivers an event again (Discord's Gateway): a message the
+   * sink could not record would be lost, so the sink the core hands the channel tries recording
+   * again a few times (after 250 ms, 1 s and 2.5 s) and, when it never succeeds, tells the chat
+   * it could not take the message (see {@link SinkOptions}) before it throws. Default true: the
+   * sink throws at once, and the platform delivers the event again.
+   */
+  redelivers?: boolean;
 }
 
 /** Direct (one-to-one) or group conversation. */
@@ -196,7 +204,16 @@ export interface InboundMessage {
  * Where an adapter hands what it received. It resolves once the core has durably recorded the
  * message (or decided to drop it), so the adapter acks the platform after `await sink(msg)`.
  */
-export type InboundSink = (message: InboundMessage) => Promise<void>;
+export type InboundSink = (message: InboundMessage, options?: SinkOptions) => Promise<void>;
+
+/** How a channel hands one message over. */
+export interface SinkOptions {
+  /**
+   * The adapter tells the sender itself when the message could not be taken (an interaction's
+   * own reply, a click's answer), so the core sends no notice to the chat for it.
+   */
+  answersSender?: boolean;
+}
 
 /**
  * Lifecycle state shown in status. `standby`: an exclusive channel (see `Channel.exclusive`) that

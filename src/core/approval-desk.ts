@@ -1,16 +1,14 @@
 /**
- * The approval desk: the dispatcher's side of tool approval (see approvals.ts for the rules).
+ * The approval desk: the pipeline's side of tool approval (see approvals.ts for the rules).
  * It posts one message per paused call, records each decision as it comes (click or text),
  * shows the outcome on the call's message, rejects what is still open at the deadline or on
  * `/stop`, and resumes the run once every call is decided. Decisions arrive through the
  * conversation's queue, so they are handled in order with the conversation's other messages.
  */
 import type { PendingQuestion } from "../bindings/types.js";
-import type { ChannelSlot } from "../channels/registry.js";
-import type { Channel, ConversationRef, InboundMessage, MessageHandle } from "../channels/types.js";
+import type { ConversationRef, InboundMessage, MessageHandle } from "../channels/types.js";
 import { CLOSED_CALL_TEXT } from "../harness/repair.js";
 import type { ApprovalAnswer, ApprovalRequest, Decision } from "../harness/types.js";
-import type { Logger } from "../log/logger.js";
 import { mayAnswer, tellPrivately } from "./answer-rights.js";
 import {
   type ApprovalState,
@@ -25,11 +23,12 @@ import {
   waitText,
   withApproval,
 } from "./approvals.js";
-import type { Conversations } from "./conversations.js";
-import { closeQuestion, type RenderHooks } from "./render/index.js";
+import type { CoreContext } from "./context.js";
+import { closeQuestion } from "./render/index.js";
 import { postChunked } from "./render/notice.js";
 import { Outbound } from "./render/outbound.js";
 import { editInterval } from "./render/types.js";
+import type { ChannelScope } from "./scope.js";
 
 /** Who may decide a call and how long it may wait, from the agent's `approvals` rule. */
 export interface ApprovalPolicy {
@@ -37,20 +36,14 @@ export interface ApprovalPolicy {
   timeout_ms: number;
 }
 
-/** What the desk needs from the dispatcher. */
-export interface DeskHost {
-  conversations: Conversations;
-  logger: Logger;
-  channelOf(slot: ChannelSlot): Channel;
-  hooks(slot: ChannelSlot): RenderHooks;
-  notify(slot: ChannelSlot, ref: ConversationRef, text: string): Promise<void>;
-  refuse(slot: ChannelSlot, msg: InboundMessage, pending: PendingQuestion): Promise<void>;
-  /** Resumes the paused run with the decisions (a run like any other: slot, render, questions). */
-  resume(slot: ChannelSlot, msg: InboundMessage, pending: PendingQuestion, answer: ApprovalAnswer): Promise<void>;
-  /** Puts work on the conversation's queue; false when the queue is full. */
-  enqueue(key: string, work: () => Promise<void>): boolean;
-  /** The rule of `tool` in the approvals of the agent; undefined when none matches. */
-  policy(slot: ChannelSlot, agent: string, tool: string): ApprovalPolicy | undefined;
+/**
+ * What the desk needs from the pipeline's questions: how a decision from someone who may not
+ * decide is refused, and how the paused run resumes once every call is decided.
+ */
+export interface ApprovalHost {
+  refuse(scope: ChannelScope, msg: InboundMessage, pending: PendingQuestion): Promise<void>;
+  /** Resumes the paused run with the decisions (a turn like any other: slot, render, questions). */
+  resumeWith(scope: ChannelScope, msg: InboundMessage, pending: PendingQuestion, answer: ApprovalAnswer): Promise<void>;
 }
 
 /** How long a call waits when no rule says (an interrupt of a user's graph or a remote agent). */
@@ -69,19 +62,27 @@ export const APPROVAL_NOTICES = {
 export class ApprovalDesk {
   private readonly timers = new Map<string, NodeJS.Timeout>();
 
-  constructor(private readonly host: DeskHost) {}
+  constructor(
+    private readonly core: CoreContext,
+    private readonly host: ApprovalHost,
+  ) {}
+
+  /** The rule of `tool` in the approvals of the agent; undefined when none matches. */
+  private policy(scope: ChannelScope, agent: string, tool: string): ApprovalPolicy | undefined {
+    return this.core.options.agents.approvalPolicy?.(scope.tenant, agent, tool);
+  }
 
   /** A run paused on `requests`: posts a message per call and stores the approval. */
-  async open(slot: ChannelSlot, ref: ConversationRef, base: PendingQuestion, requests: ApprovalRequest[]): Promise<void> {
-    const channel = this.host.channelOf(slot);
-    const agent = await this.host.conversations.agentOfThread(slot.name, base.key, base.threadId);
-    const policies = requests.map((r) => this.host.policy(slot, agent, r.name));
+  async open(scope: ChannelScope, ref: ConversationRef, base: PendingQuestion, requests: ApprovalRequest[]): Promise<void> {
+    const channel = scope.channel;
+    const agent = await this.core.conversations.agentOfThread(scope, base.key, base.threadId);
+    const policies = requests.map((r) => this.policy(scope, agent, r.name));
     const timeout = Math.min(...policies.map((p) => p?.timeout_ms ?? DEFAULT_TIMEOUT_MS));
-    const out = new Outbound(channel, this.host.hooks(slot), editInterval(channel, ref));
+    const out = new Outbound(channel, scope.hooks(), editInterval(channel, ref));
     const posted: (MessageHandle | null)[] = [];
     for (const [i, request] of requests.entries()) {
       const handles = await postChunked(out, ref, requestContent(channel, request, i, base.questionId)).catch((err: unknown) => {
-        this.host.logger.warn({ err, channel: slot.name }, "could not post a tool call for approval");
+        this.core.logger.warn({ err, channel: scope.name }, "could not post a tool call for approval");
         return [];
       });
       posted.push(handles.at(-1) ?? null);
@@ -96,40 +97,40 @@ export class ApprovalDesk {
       approvers: [...new Set(policies.flatMap((p) => p?.approvers ?? []))],
     };
     const pending = withApproval(base, state);
-    await this.store(slot).setPending(pending);
-    this.arm(slot, pending);
+    await scope.store.setPending(pending);
+    this.arm(scope, pending);
   }
 
   /** A click on one of the calls' buttons. */
-  async click(slot: ChannelSlot, msg: InboundMessage, pending: PendingQuestion): Promise<void> {
+  async click(scope: ChannelScope, msg: InboundMessage, pending: PendingQuestion): Promise<void> {
     const state = approvalOf(pending)!;
     const pressed = parseButton(msg.action?.buttonId ?? "");
     const request = pressed && state.requests[pressed.index];
-    if (!pressed || !request || state.decisions[pressed.index] !== null) return this.stale(slot, msg);
-    if (!this.mayDecide(slot, msg, pending, state)) return this.host.refuse(slot, msg, pending);
-    const channel = this.host.channelOf(slot);
+    if (!pressed || !request || state.decisions[pressed.index] !== null) return this.stale(scope, msg);
+    if (!this.mayDecide(scope, msg, pending, state)) return this.host.refuse(scope, msg, pending);
+    const channel = scope.channel;
     await channel.answerAction?.(msg).catch(() => false);
     if (pressed.type === "edit") {
-      if (!request.allowed.includes("edit")) return this.host.notify(slot, msg.ref, APPROVAL_NOTICES.notEditable);
-      return this.beginEdit(slot, msg, pending, state, pressed.index);
+      if (!request.allowed.includes("edit")) return scope.notify(msg.ref, APPROVAL_NOTICES.notEditable);
+      return this.beginEdit(scope, msg, pending, state, pressed.index);
     }
     const decision: Decision = pressed.type === "approve" ? { type: "approve" } : { type: "reject" };
-    await this.record(slot, msg, pending, state, [pressed.index], decision);
+    await this.record(scope, msg, pending, state, [pressed.index], decision);
   }
 
   /** A message while calls wait: edited arguments, `approve`, `reject <reason>`, or a hint. */
-  async text(slot: ChannelSlot, msg: InboundMessage, pending: PendingQuestion): Promise<void> {
+  async text(scope: ChannelScope, msg: InboundMessage, pending: PendingQuestion): Promise<void> {
     const state = approvalOf(pending)!;
-    if (!this.mayDecide(slot, msg, pending, state)) return this.host.refuse(slot, msg, pending);
-    if (state.editing && state.editing.userId === msg.user.id) return this.edited(slot, msg, pending, state);
+    if (!this.mayDecide(scope, msg, pending, state)) return this.host.refuse(scope, msg, pending);
+    if (state.editing && state.editing.userId === msg.user.id) return this.edited(scope, msg, pending, state);
     const typed = parseText(msg.text);
-    if (!typed) return this.host.notify(slot, msg.ref, APPROVAL_NOTICES.hint);
-    if (typed.type === "edit") return this.startEdit(slot, msg, pending, state);
+    if (!typed) return scope.notify(msg.ref, APPROVAL_NOTICES.hint);
+    if (typed.type === "edit") return this.startEdit(scope, msg, pending, state);
     const decision: Decision =
       typed.type === "approve" ? { type: "approve" } : { type: "reject", ...(typed.message ? { message: typed.message } : {}) };
     // Typed words decide every open call the decision is allowed for.
     const open = openCalls(state).filter((i) => state.requests[i]?.allowed.includes(decision.type));
-    await this.record(slot, msg, pending, state, open, decision);
+    await this.record(scope, msg, pending, state, open, decision);
   }
 
   /**
@@ -137,39 +138,39 @@ export class ApprovalDesk {
    * nothing is resumed. The backend closes the calls now (`Harness.closePending`), so the model
    * reads on the next run that the user stopped them. False when none waits.
    */
-  async stop(slot: ChannelSlot, key: string, by: string): Promise<boolean> {
-    const store = this.store(slot);
+  async stop(scope: ChannelScope, key: string, by: string): Promise<boolean> {
+    const store = scope.store;
     const threadId = await store.currentThread(key);
     const pending = threadId ? await store.getPending(threadId) : undefined;
     const state = pending && approvalOf(pending);
     if (!pending || !state) return false;
     this.disarm(pending.threadId);
     await store.clearPending(pending.threadId);
-    await this.closeOnBackend(slot, pending);
+    await this.closeOnBackend(scope, pending);
     let next = state;
     for (const i of openCalls(state)) next = decide(next, i, { type: "reject", message: APPROVAL_NOTICES.stoppedCall }, by);
-    await this.showOutcomes(slot, state, next);
+    await this.showOutcomes(scope, state, next);
     const ref = state.posted.find((p) => p)?.ref;
-    if (ref) await this.host.notify(slot, ref, APPROVAL_NOTICES.stopped);
+    if (ref) await scope.notify(ref, APPROVAL_NOTICES.stopped);
     return true;
   }
 
   /** Tells the backend the calls were stopped; a failure is logged (the next run then closes them as unanswered). */
-  private async closeOnBackend(slot: ChannelSlot, pending: PendingQuestion): Promise<void> {
+  private async closeOnBackend(scope: ChannelScope, pending: PendingQuestion): Promise<void> {
     try {
-      const harness = await this.host.conversations.harnessOfThread(slot.name, pending.key, pending.threadId);
+      const harness = await this.core.conversations.harnessOfThread(scope, pending.key, pending.threadId);
       await harness.closePending?.(pending.threadId, APPROVAL_NOTICES.stoppedCall);
     } catch (err) {
-      slot.noteError(err);
-      this.host.logger.warn({ err, channel: slot.name, threadId: pending.threadId }, "could not close the stopped tool calls");
+      scope.noteError(err);
+      this.core.logger.warn({ err, channel: scope.name, threadId: pending.threadId }, "could not close the stopped tool calls");
     }
   }
 
   /** After a (re)start: arms the deadline of every approval waiting in this channel's chats. */
-  async resumeDeadlines(slot: ChannelSlot): Promise<void> {
-    for (const pending of await this.store(slot).pendingApprovals()) {
+  async resumeDeadlines(scope: ChannelScope): Promise<void> {
+    for (const pending of await scope.store.pendingApprovals()) {
       const ref = approvalOf(pending)?.posted.find((p) => p)?.ref;
-      if (ref?.channel === slot.name || pending.key.startsWith(`${slot.name}:`)) this.arm(slot, pending);
+      if (ref?.channel === scope.name || pending.key.startsWith(`${scope.name}:`)) this.arm(scope, pending);
     }
   }
 
@@ -180,38 +181,43 @@ export class ApprovalDesk {
   }
 
   /** A typed `edit` (where there are no buttons): the first open call that may be edited. */
-  private async startEdit(slot: ChannelSlot, msg: InboundMessage, pending: PendingQuestion, state: ApprovalState): Promise<void> {
+  private async startEdit(
+    scope: ChannelScope,
+    msg: InboundMessage,
+    pending: PendingQuestion,
+    state: ApprovalState,
+  ): Promise<void> {
     const index = openCalls(state).find((i) => state.requests[i]?.allowed.includes("edit"));
-    if (index === undefined) return this.host.notify(slot, msg.ref, APPROVAL_NOTICES.notEditable);
-    return this.beginEdit(slot, msg, pending, state, index);
+    if (index === undefined) return scope.notify(msg.ref, APPROVAL_NOTICES.notEditable);
+    return this.beginEdit(scope, msg, pending, state, index);
   }
 
   /** The sender's next message holds the new arguments of call `index`. */
   private async beginEdit(
-    slot: ChannelSlot,
+    scope: ChannelScope,
     msg: InboundMessage,
     pending: PendingQuestion,
     state: ApprovalState,
     index: number,
   ): Promise<void> {
-    await this.store(slot).setPending(withApproval(pending, { ...state, editing: { index, userId: msg.user.id } }));
-    await this.host.notify(slot, msg.ref, APPROVAL_NOTICES.editPrompt(state.requests[index]!.name));
+    await scope.store.setPending(withApproval(pending, { ...state, editing: { index, userId: msg.user.id } }));
+    await scope.notify(msg.ref, APPROVAL_NOTICES.editPrompt(state.requests[index]!.name));
   }
 
-  private async edited(slot: ChannelSlot, msg: InboundMessage, pending: PendingQuestion, state: ApprovalState): Promise<void> {
+  private async edited(scope: ChannelScope, msg: InboundMessage, pending: PendingQuestion, state: ApprovalState): Promise<void> {
     const index = state.editing!.index;
     const request = state.requests[index]!;
     const args = parseEditedArgs(msg.text);
-    if (typeof args === "string") return this.host.notify(slot, msg.ref, args);
-    const harness = await this.host.conversations.harnessOfThread(slot.name, pending.key, pending.threadId);
+    if (typeof args === "string") return scope.notify(msg.ref, args);
+    const harness = await this.core.conversations.harnessOfThread(scope, pending.key, pending.threadId);
     const problem = await harness.checkToolArgs?.(request, args);
-    if (problem) return this.host.notify(slot, msg.ref, `${problem} Send them again.`);
-    await this.record(slot, msg, pending, state, [index], { type: "edit", args });
+    if (problem) return scope.notify(msg.ref, `${problem} Send them again.`);
+    await this.record(scope, msg, pending, state, [index], { type: "edit", args });
   }
 
   /** Records `decision` for the calls `indexes`, shows it, and resumes the run when none is open. */
   private async record(
-    slot: ChannelSlot,
+    scope: ChannelScope,
     msg: InboundMessage,
     pending: PendingQuestion,
     state: ApprovalState,
@@ -221,50 +227,50 @@ export class ApprovalDesk {
     let next = state;
     const by = msg.user.name ?? msg.user.id;
     for (const i of indexes) next = decide(next, i, decision, by);
-    await this.showOutcomes(slot, state, next);
-    await this.settle(slot, msg, withApproval(pending, next), next);
+    await this.showOutcomes(scope, state, next);
+    await this.settle(scope, msg, withApproval(pending, next), next);
   }
 
   /** Stores the state, or, when every call is decided, clears it and resumes the run. */
-  private async settle(slot: ChannelSlot, msg: InboundMessage, pending: PendingQuestion, state: ApprovalState): Promise<void> {
-    if (openCalls(state).length > 0) return this.store(slot).setPending(pending);
+  private async settle(scope: ChannelScope, msg: InboundMessage, pending: PendingQuestion, state: ApprovalState): Promise<void> {
+    if (openCalls(state).length > 0) return scope.store.setPending(pending);
     this.disarm(pending.threadId);
-    await this.store(slot).clearPending(pending.threadId);
-    await this.host.resume(slot, msg, pending, { decisions: state.decisions as Decision[] });
+    await scope.store.clearPending(pending.threadId);
+    await this.host.resumeWith(scope, msg, pending, { decisions: state.decisions as Decision[] });
   }
 
   /** Edits the message of each call decided between `before` and `after` to show its outcome. */
-  private async showOutcomes(slot: ChannelSlot, before: ApprovalState, after: ApprovalState): Promise<void> {
-    const channel = this.host.channelOf(slot);
+  private async showOutcomes(scope: ChannelScope, before: ApprovalState, after: ApprovalState): Promise<void> {
+    const channel = scope.channel;
     for (const [i, decision] of after.decisions.entries()) {
       const handle = after.posted[i];
       if (!decision || before.decisions[i] || !handle) continue;
       const request = after.requests[i]!;
       const text = requestContent(channel, request, i, "").text;
-      await closeQuestion(channel, handle, text, outcomeLine(decision, after.decidedBy[i] ?? null), this.host.hooks(slot)).catch(
-        (err: unknown) => this.host.logger.warn({ err, channel: slot.name }, "could not show a call's outcome"),
+      await closeQuestion(channel, handle, text, outcomeLine(decision, after.decidedBy[i] ?? null), scope.hooks()).catch(
+        (err: unknown) => this.core.logger.warn({ err, channel: scope.name }, "could not show a call's outcome"),
       );
     }
   }
 
-  private mayDecide(slot: ChannelSlot, msg: InboundMessage, pending: PendingQuestion, state: ApprovalState): boolean {
-    return mayAnswer(slot.access, pending, msg) || state.approvers.includes(msg.user.id);
+  private mayDecide(scope: ChannelScope, msg: InboundMessage, pending: PendingQuestion, state: ApprovalState): boolean {
+    return mayAnswer(scope.access, pending, msg) || state.approvers.includes(msg.user.id);
   }
 
-  private async stale(slot: ChannelSlot, msg: InboundMessage): Promise<void> {
+  private async stale(scope: ChannelScope, msg: InboundMessage): Promise<void> {
     const text = "That call is already decided.";
-    if (await tellPrivately(this.host.channelOf(slot), msg, text, this.host.logger)) return;
-    await this.host.notify(slot, msg.ref, text);
+    if (await tellPrivately(scope.channel, msg, text, this.core.logger)) return;
+    await scope.notify(msg.ref, text);
   }
 
-  private arm(slot: ChannelSlot, pending: PendingQuestion): void {
+  private arm(scope: ChannelScope, pending: PendingQuestion): void {
     const state = approvalOf(pending);
     if (!state) return;
     this.disarm(pending.threadId);
     const wait = Math.max(0, state.deadline - Date.now());
     const timer = setTimeout(() => {
       this.timers.delete(pending.threadId);
-      this.host.enqueue(pending.key, () => this.expire(slot, pending));
+      this.core.queue.push(pending.key, () => this.expire(scope, pending));
     }, wait);
     timer.unref();
     this.timers.set(pending.threadId, timer);
@@ -276,8 +282,8 @@ export class ApprovalDesk {
   }
 
   /** The deadline passed: every call still open is rejected, and the run resumes. */
-  private async expire(slot: ChannelSlot, armed: PendingQuestion): Promise<void> {
-    const pending = await this.store(slot).getPending(armed.threadId);
+  private async expire(scope: ChannelScope, armed: PendingQuestion): Promise<void> {
+    const pending = await scope.store.getPending(armed.threadId);
     const state = pending && approvalOf(pending);
     if (!pending || !state || pending.questionId !== armed.questionId) return;
     // Approvals stored before the wait was kept: the time from the question to its deadline, to the second.
@@ -285,12 +291,12 @@ export class ApprovalDesk {
     const reason = APPROVAL_NOTICES.timedOut(wait);
     let next = state;
     for (const i of openCalls(state)) next = decide(next, i, { type: "reject", message: reason }, null);
-    await this.showOutcomes(slot, state, next);
+    await this.showOutcomes(scope, state, next);
     const ref = state.posted.find((p) => p)?.ref;
-    if (!ref) return this.store(slot).clearPending(pending.threadId);
+    if (!ref) return scope.store.clearPending(pending.threadId);
     const asker = pending.askedBy ?? { id: "" };
     const msg: InboundMessage = {
-      channel: slot.name,
+      channel: scope.name,
       eventId: `approval-timeout:${pending.questionId}`,
       ref,
       user: asker,
@@ -298,10 +304,6 @@ export class ApprovalDesk {
       mentioned: true,
       sentAt: Date.now(),
     };
-    await this.settle(slot, msg, withApproval(pending, next), next);
-  }
-
-  private store(slot: ChannelSlot) {
-    return this.host.conversations.scopeOf(slot.name).store;
+    await this.settle(scope, msg, withApproval(pending, next), next);
   }
 }

@@ -15,12 +15,14 @@
  *   the deadline is stored, so it holds across a restart.
  * - After a decision, the call's message shows the outcome and who decided, without buttons.
  *
- * The state lives with the pending question (`PendingQuestion.approval`) as JSON.
+ * The state lives with the pending question (`PendingQuestion.approval`) as JSON, written and
+ * read back typed (`withApproval`, `approvalOf`).
  */
 import type { Json, PendingQuestion } from "../bindings/types.js";
 import { literalMarkdown, longestRun } from "../channels/markdown/index.js";
 import type { Channel, MessageHandle, OutboundContent } from "../channels/types.js";
 import type { ApprovalRequest, Decision, DecisionType } from "../harness/types.js";
+import { count, handleFromJson, isObject, present, text, toJson } from "./stored.js";
 
 /** The stored state of one approval: its calls, the decisions so far, and its deadline. */
 export interface ApprovalState {
@@ -46,12 +48,54 @@ const MAX_ARGS_SHOWN = 700;
 
 const LABELS: Record<DecisionType, string> = { approve: "Approve", reject: "Reject", edit: "Edit" };
 
+/** The approval stored with `pending`; undefined for a plain question. */
 export function approvalOf(pending: PendingQuestion): ApprovalState | undefined {
-  return pending.approval ? (pending.approval as unknown as ApprovalState) : undefined;
+  const stored = pending.approval;
+  if (!isObject(stored)) return undefined;
+  const list = (key: string): Json[] => {
+    const v = stored[key];
+    return Array.isArray(v) ? v : [];
+  };
+  const editing = isObject(stored.editing) ? stored.editing : undefined;
+  const index = editing && count(editing, "index");
+  const userId = editing && text(editing, "userId");
+  return present({
+    requests: list("requests").map(requestFromJson),
+    decisions: list("decisions").map(decisionFromJson),
+    decidedBy: list("decidedBy").map((v) => (typeof v === "string" ? v : null)),
+    posted: list("posted").map((v) => handleFromJson(v) ?? null),
+    deadline: count(stored, "deadline") ?? 0,
+    waitMs: count(stored, "waitMs"),
+    approvers: list("approvers").filter((v): v is string => typeof v === "string"),
+    editing: index !== undefined && userId !== undefined ? { index, userId } : undefined,
+  });
 }
 
 export function withApproval(pending: PendingQuestion, state: ApprovalState): PendingQuestion {
-  return { ...pending, approval: state as unknown as Json };
+  return { ...pending, approval: toJson(state) ?? null };
+}
+
+const DECISION_TYPES: readonly DecisionType[] = ["approve", "edit", "reject"];
+
+function requestFromJson(value: Json): ApprovalRequest {
+  const o = isObject(value) ? value : {};
+  const offered = Array.isArray(o.allowed) ? o.allowed : [];
+  return present({
+    name: text(o, "name") ?? "",
+    args: isObject(o.args) ? o.args : {},
+    description: text(o, "description"),
+    allowed: offered.filter((t): t is DecisionType => DECISION_TYPES.some((d) => d === t)),
+    argsSchema: o.argsSchema,
+  });
+}
+
+function decisionFromJson(value: Json): Decision | null {
+  if (!isObject(value)) return null;
+  if (value.type === "approve") return { type: "approve" };
+  if (value.type === "edit") return { type: "edit", args: isObject(value.args) ? value.args : {} };
+  if (value.type !== "reject") return null;
+  const message = text(value, "message");
+  return message === undefined ? { type: "reject" } : { type: "reject", message };
 }
 
 /** The arguments as indented JSON, cut to a readable length. */

@@ -1,5 +1,5 @@
 /**
- * Conversations as the dispatcher sees them: which tenant a channel's chats belong to, which
+ * Conversations as the pipeline sees them: which tenant a channel's chats belong to, which
  * agent serves a chat (routes, the user's `/agent` pick), and which thread a message goes to.
  *
  * A conversation keeps its thread while the agent that serves it stays the same; when routing
@@ -33,6 +33,12 @@ export interface Scope {
   store: BindingStore;
 }
 
+/** The channel a conversation is in, with its tenant's scope (a `ChannelScope`, scope.ts). */
+export interface ConversationScope extends Scope {
+  /** The channel's name. */
+  readonly name: string;
+}
+
 /** The thread a message goes to, and the agent and harness that serve it. */
 export interface ThreadTarget {
   threadId: string;
@@ -53,38 +59,32 @@ export interface ConversationsOptions {
 export const SWITCH_OFF = "Switching agents is turned off in this chat.";
 
 export class Conversations {
-  private readonly scopes = new Map<string, Scope>();
-
   constructor(private readonly options: ConversationsOptions) {}
 
-  /** A channel's tenant and the view of the store limited to that tenant's rows. */
+  /** A channel's tenant and the view of the store limited to that tenant's rows (its ChannelScope keeps it, scope.ts). */
   scopeOf(channel: string): Scope {
-    let scope = this.scopes.get(channel);
-    if (!scope) {
-      const tenant = this.options.router.tenantOf(channel);
-      const root = this.options.store;
-      scope = { tenant, store: tenant === root.tenant ? root : root.forTenant(tenant) };
-      this.scopes.set(channel, scope);
-    }
-    return scope;
+    const tenant = this.options.router.tenantOf(channel);
+    const root = this.options.store;
+    return { tenant, store: tenant === root.tenant ? root : root.forTenant(tenant) };
   }
 
   /** The thread a message goes to, moving the conversation to a new one when its agent changed. */
-  async threadFor(channel: string, msg: InboundMessage): Promise<ThreadTarget> {
-    const { store, tenant } = this.scopeOf(channel);
-    const agent = await this.agentFor(channel, msg);
+  async threadFor(scope: ConversationScope, msg: InboundMessage): Promise<ThreadTarget> {
+    const { store, tenant } = scope;
+    const agent = await this.agentFor(scope, msg);
     const harness = await this.options.agents.harness(tenant, agent);
     const current = await store.currentBinding(msg.ref.key);
     if (current && (current.agent ?? DEFAULT_AGENT) === agent) return { threadId: current.threadId, agent, harness };
-    if (current) this.options.logger.info({ channel, key: msg.ref.key, agent }, "conversation moves to another agent");
+    if (current)
+      this.options.logger.info({ channel: scope.name, key: msg.ref.key, agent }, "conversation moves to another agent");
     const dropped = current ? await store.getPending(current.threadId) : undefined;
-    const threadId = await this.bindNewThread(channel, msg.ref.key, agent);
+    const threadId = await this.bindNewThread(scope, msg.ref.key, agent);
     return { threadId, agent, harness, ...(dropped ? { dropped } : {}) };
   }
 
   /** Makes a new thread served by `agent` current; the old one's open question is dropped. */
-  async bindNewThread(channel: string, key: string, agent: string): Promise<string> {
-    const { store } = this.scopeOf(channel);
+  async bindNewThread(scope: ConversationScope, key: string, agent: string): Promise<string> {
+    const { store } = scope;
     const old = await store.currentThread(key);
     if (old) await store.clearPending(old);
     const threadId = randomUUID();
@@ -93,51 +93,51 @@ export class Conversations {
   }
 
   /** The agent for a chat: the user's `/agent` pick where the route allows one, else the route's. */
-  async agentFor(channel: string, msg: InboundMessage, route = this.routeOf(channel, msg)): Promise<string> {
+  async agentFor(scope: ConversationScope, msg: InboundMessage, route = this.routeOf(scope, msg)): Promise<string> {
     if (!route.allowSwitch) return route.agent;
-    const chosen = await this.scopeOf(channel).store.chosenAgent(msg.ref.key);
+    const chosen = await scope.store.chosenAgent(msg.ref.key);
     return chosen && route.choices.includes(chosen) ? chosen : route.agent;
   }
 
   /** The agent serving a thread of this conversation (its binding says which). */
-  async agentOfThread(channel: string, key: string, threadId: string): Promise<string> {
-    const { store } = this.scopeOf(channel);
+  async agentOfThread(scope: ConversationScope, key: string, threadId: string): Promise<string> {
+    const { store } = scope;
     const current = await store.currentBinding(key);
     const binding =
       current?.threadId === threadId ? current : (await store.threadHistory(key)).find((b) => b.threadId === threadId);
     return binding?.agent ?? DEFAULT_AGENT;
   }
 
-  async harnessOfThread(channel: string, key: string, threadId: string): Promise<Harness> {
-    return this.options.agents.harness(this.scopeOf(channel).tenant, await this.agentOfThread(channel, key, threadId));
+  async harnessOfThread(scope: ConversationScope, key: string, threadId: string): Promise<Harness> {
+    return this.options.agents.harness(scope.tenant, await this.agentOfThread(scope, key, threadId));
   }
 
   /** Whether the agent of a thread is still one this channel's tenant may use. */
-  async servesThread(channel: string, key: string, threadId: string): Promise<boolean> {
-    return this.serves(channel, await this.agentOfThread(channel, key, threadId));
+  async servesThread(scope: ConversationScope, key: string, threadId: string): Promise<boolean> {
+    return this.serves(scope, await this.agentOfThread(scope, key, threadId));
   }
 
   /** Whether this channel's tenant may use the agent. */
-  serves(channel: string, agent: string): boolean {
-    return this.options.agents.serves(this.scopeOf(channel).tenant, agent);
+  serves(scope: ConversationScope, agent: string): boolean {
+    return this.options.agents.serves(scope.tenant, agent);
   }
 
-  harness(channel: string, agent: string): Promise<Harness> {
-    return this.options.agents.harness(this.scopeOf(channel).tenant, agent);
+  harness(scope: ConversationScope, agent: string): Promise<Harness> {
+    return this.options.agents.harness(scope.tenant, agent);
   }
 
   /** `/agent` lists the agents this chat may use; `/agent NAME` moves it to a new thread with one. Returns the reply. */
-  async agentCommand(channel: string, msg: InboundMessage): Promise<string> {
-    const route = this.routeOf(channel, msg);
-    const current = await this.agentFor(channel, msg, route);
+  async agentCommand(scope: ConversationScope, msg: InboundMessage): Promise<string> {
+    const route = this.routeOf(scope, msg);
+    const current = await this.agentFor(scope, msg, route);
     const wanted = commandArgument(msg.text);
     if (!wanted) return this.agentList(route, current);
     if (!route.allowSwitch) return `${SWITCH_OFF} This chat talks to ${current}.`;
     const name = route.choices.find((c) => c.toLowerCase() === wanted.toLowerCase());
     if (!name) return `There is no agent named "${wanted}" here. You can pick: ${route.choices.join(", ")}.`;
-    await this.scopeOf(channel).store.setChosenAgent(msg.ref.key, name);
+    await scope.store.setChosenAgent(msg.ref.key, name);
     if (name === current) return `You are already talking to ${name}.`;
-    await this.bindNewThread(channel, msg.ref.key, name);
+    await this.bindNewThread(scope, msg.ref.key, name);
     return `Switched to ${name}. This starts a new conversation.`;
   }
 
@@ -150,9 +150,9 @@ export class Conversations {
     return ["Agents you can talk to here:", ...lines, "", how].join("\n");
   }
 
-  private routeOf(channel: string, msg: InboundMessage): Route {
+  private routeOf(scope: ConversationScope, msg: InboundMessage): Route {
     return this.options.router.route({
-      channel,
+      channel: scope.name,
       chat: msg.ref.chatId,
       user: msg.user.id,
       workspace: msg.ref.workspace,

@@ -10,6 +10,7 @@ import type { Channel, MessageHandle } from "../channels/types.js";
 import type { Logger } from "../log/logger.js";
 import { approvalOf, requestContent } from "./approvals.js";
 import { closeQuestion, type RenderHooks } from "./render/index.js";
+import { handleFromJson } from "./stored.js";
 
 export const DROPPED_NOTICES = {
   /** Before the message that moved the conversation runs. */
@@ -41,13 +42,14 @@ export async function closeDropped(
   logger: Logger,
 ): Promise<void> {
   const approval = approvalOf(pending);
+  const posted = handleFromJson(pending.posted);
   const messages: Array<{ handle: MessageHandle; text: string }> = approval
     ? approval.requests.flatMap((request, i) => {
         const handle = approval.posted[i];
         return handle && approval.decisions[i] === null ? [{ handle, text: requestContent(channel, request, i, "").text }] : [];
       })
-    : pending.posted
-      ? [{ handle: pending.posted as unknown as MessageHandle, text: pending.question }]
+    : posted
+      ? [{ handle: posted, text: pending.question }]
       : [];
   for (const { handle, text } of messages) {
     await closeQuestion(channel, handle, text, CLOSED_LINE, hooks).catch((err: unknown) =>

@@ -4,24 +4,25 @@
  * were sent.
  */
 
-import type { Channel, ConversationHistory, MessageHandle, WaitingMessage } from "../channels/types.js";
+import type { ConversationHistory, WaitingMessage } from "../channels/types.js";
 import { DEFAULT_AGENT } from "../config/agents.js";
 import { approvalOf, openCalls, requestContent } from "./approvals.js";
 import type { Conversations } from "./conversations.js";
 import { questionContent } from "./render/question.js";
+import type { ChannelScope } from "./scope.js";
+import { handleFromJson } from "./stored.js";
 
 export async function conversationHistory(
   conversations: Conversations,
-  slot: string,
-  channel: Channel,
+  scope: ChannelScope,
   key: string,
 ): Promise<ConversationHistory> {
-  const { store } = conversations.scopeOf(slot);
+  const { store, channel } = scope;
   const binding = await store.currentBinding(key);
   const agent = binding?.agent ?? DEFAULT_AGENT;
   // A conversation of an agent the config no longer has starts over with its next message.
-  if (!binding || !conversations.serves(slot, agent)) return { messages: [], waiting: [] };
-  const harness = await conversations.harness(slot, agent);
+  if (!binding || !conversations.serves(scope, agent)) return { messages: [], waiting: [] };
+  const harness = await conversations.harness(scope, agent);
   const messages = (await harness.history?.(binding.threadId)) ?? [];
   const pending = await store.getPending(binding.threadId);
   const waiting: WaitingMessage[] = [];
@@ -35,7 +36,7 @@ export async function conversationHistory(
     }
   } else if (pending) {
     const question = { interruptId: pending.interruptId, question: pending.question, options: pending.options };
-    const posted = pending.posted as unknown as MessageHandle | undefined;
+    const posted = handleFromJson(pending.posted);
     waiting.push({ content: questionContent(channel, question, pending.questionId), ...(posted ? { posted } : {}) });
   }
   return { messages, waiting };

@@ -36,6 +36,7 @@ import type {
   MessageHandle,
   OutboundContent,
   OutboundFile,
+  SinkOptions,
 } from "../types.js";
 import type { DiscordFileSource } from "./attachments.js";
 import { buttonRows, MAX_BUTTONS } from "./buttons.js";
@@ -57,11 +58,8 @@ export const MAX_CONTENT = 2000;
 export const CLICK_HOLD_MS = 2000;
 /** Nothing the agent writes pings anyone: no @everyone, no roles, no users. */
 const NO_PINGS = { parse: [] as string[] };
-const NOT_ALLOWED = "You are not allowed to answer this question.";
 const NOT_TAKEN = "That click could not be taken just now. Please try again.";
 const MESSAGE_NOT_TAKEN = "I couldn't take your message just now. Please send it again.";
-/** Tries at handing a message to the core: Discord never delivers a Gateway event twice. */
-const SINK_BACKOFF_MS = [250, 1000, 2500];
 
 export class DiscordChannel extends LifecycleChannel implements Channel {
   static readonly configSchema = DiscordChannelConfig;
@@ -106,6 +104,8 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
       maxButtons: MAX_BUTTONS,
       // Discord shows "typing…" for about 10 s.
       typingIntervalMs: 8000,
+      // Discord never delivers a Gateway event twice: the core's sink tries recording again.
+      redelivers: false,
     };
     this.threads = new ThreadStarter(
       () => this.rest(),
@@ -273,37 +273,17 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
     if (!identity || !this.sink) return;
     const msg = translateMessage(this.rules, identity, message);
     if (!msg || !this.allowedPlace(msg.ref)) return;
-    if (await this.deliver(msg)) return;
-    // Discord will not send the event again, so the user hears that it was not taken.
-    if (msg.fromBot || (msg.ref.chatType === "group" && !msg.mentioned && !msg.inThread)) return;
-    try {
-      await this.rest().post(Routes.channelMessages(message.channelId), {
-        body: {
-          content: MESSAGE_NOT_TAKEN,
-          allowed_mentions: NO_PINGS,
-          message_reference: { message_id: message.id, fail_if_not_exists: false },
-        },
-      });
-    } catch (err) {
-      this.logger.warn({ err: errorMessage(err) }, "could not tell the user their message was not taken");
-    }
+    await this.deliver(msg);
   }
 
-  /** Hands `msg` to the core, trying again a few times; false when it never got recorded. */
-  private async deliver(msg: InboundMessage): Promise<boolean> {
-    const sink = this.sink;
-    if (!sink) return false;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await sink(msg);
-        return true;
-      } catch (err) {
-        const wait = SINK_BACKOFF_MS[attempt];
-        this.life.noteError(`[${this.name}] a message was not recorded: ${errorMessage(err)}`);
-        this.logger.warn({ err: errorMessage(err), retryInMs: wait }, "discord message not recorded");
-        if (wait === undefined || !this.client) return false;
-        await new Promise((r) => setTimeout(r, wait));
-      }
+  /** Hands `msg` to the core (which tries again and tells the chat when it never can); false when it was not taken. */
+  private async deliver(msg: InboundMessage, options?: SinkOptions): Promise<boolean> {
+    if (!this.sink) return false;
+    try {
+      await this.sink(msg, options);
+      return true;
+    } catch {
+      return false;
     }
   }
 
@@ -319,14 +299,13 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
   private async onClick(interaction: ButtonInteraction): Promise<void> {
     const msg = translateClick(this.rules, interaction);
     if (!msg || !this.allowedPlace(msg.ref)) return this.respond(interaction);
-    if (!isAllowedUser(this.access, interaction.user.id)) return this.respond(interaction, NOT_ALLOWED);
     const verdict = this.holds.hold(interaction.id, CLICK_HOLD_MS);
     this.held.set(interaction.id, interaction);
     void verdict.then((v) => {
       this.held.delete(interaction.id);
       return this.respond(interaction, v.notice);
     });
-    if (!(await this.deliver(msg))) this.holds.answer(interaction.id, NOT_TAKEN);
+    if (!(await this.deliver(msg, { answersSender: true }))) this.holds.answer(interaction.id, NOT_TAKEN);
   }
 
   private async onCommand(interaction: ChatInputCommandInteraction): Promise<void> {
@@ -337,7 +316,7 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
     if (!this.allowedPlace(msg.ref) || !isAllowedUser(this.access, interaction.user.id)) {
       return this.respond(interaction, "You are not allowed to use this bot here.");
     }
-    const taken = await this.deliver(msg);
+    const taken = await this.deliver(msg, { answersSender: true });
     await this.respond(interaction, taken ? `\`${msg.text}\`: the answer follows in this chat.` : MESSAGE_NOT_TAKEN);
   }
 

@@ -6,7 +6,7 @@
 import * as lark from "@larksuiteoapi/node-sdk";
 import { ChannelError, PlatformAuthError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
-import { accessRulesFrom, isAllowedUser } from "../kit/access.js";
+import { accessRulesFrom } from "../kit/access.js";
 import { ClickHolds } from "../kit/click-holds.js";
 import { LifecycleChannel, type OpenResult } from "../kit/lifecycle.js";
 import { PlatformCalls } from "../kit/platform-call.js";
@@ -219,9 +219,6 @@ export class FeishuChannel extends LifecycleChannel implements Channel {
       "card.action.trigger": async (data: CardActionEvent) => {
         const msg = translateClick(this.name, data);
         if (!msg) return {};
-        if (!isAllowedUser(this.access, msg.user.id)) {
-          return { toast: { type: "error", content: "You are not allowed to answer this question." } };
-        }
         return this.takeClick(msg, sink, readButtonValue(data.action?.value)?.l);
       },
     });

@@ -9,7 +9,7 @@ import type { InlineKeyboardButton } from "telegraf/types";
 import { ChannelError, errorMessage } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { HttpError, readJson } from "../../server/http.js";
-import { accessRulesFrom, isAllowedUser } from "../kit/access.js";
+import { accessRulesFrom } from "../kit/access.js";
 import { LifecycleChannel } from "../kit/lifecycle.js";
 import { PlatformCalls } from "../kit/platform-call.js";
 import { mountWebhook, webhookPath } from "../kit/webhook-route.js";
@@ -42,7 +42,6 @@ import { updateProblem } from "./webhook-check.js";
 export { TelegramChannelConfig } from "./config.js";
 
 const ALLOWED_UPDATES = ["message", "callback_query"];
-const NOT_ALLOWED_TOAST = "You are not allowed to answer this question.";
 
 type Keyboard = InlineKeyboardButton.CallbackButton[][];
 
@@ -203,7 +202,6 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
     if (!translated) return;
     if (translated.kind === "message") return sink(translated.message);
     if (!translated.message) return this.clicks.answer(translated.queryId);
-    if (!isAllowedUser(this.access, translated.userId)) return this.clicks.answer(translated.queryId, NOT_ALLOWED_TOAST);
     await this.clicks.take(translated.queryId, translated.message, sink);
   }
 

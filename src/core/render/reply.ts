@@ -5,22 +5,17 @@
  * at the moment it makes it, so the newest text always wins and superseded ones never leave.
  * Calls are paced `intervalMs` apart across the whole reply, which bounds the number of edits
  * by (duration / interval) + 2. Text past the length limit freezes into a finished chunk; a
- * frozen chunk gets its exact final text before anything later is posted.
+ * frozen chunk gets its exact final text before anything later is posted. The calls themselves,
+ * per segment, are in segment-calls.ts.
  */
 
 import { type Measure, measureFor } from "../../channels/markdown/measure.js";
-import type { Channel, ConversationRef, MessageHandle, NativeStream } from "../../channels/types.js";
-import { NotModifiedError, PlatformNotFoundError, PlatformRateLimitError } from "../../errors.js";
-import type { Logger } from "../../log/logger.js";
+import type { MessageHandle } from "../../channels/types.js";
 import { type Cut, MarkdownText } from "./chunk.js";
-import type { Outbound } from "./outbound.js";
 import { repairMarkdown } from "./repair.js";
+import { type Segment, type SegmentCallOptions, SegmentCalls } from "./segment-calls.js";
 
-/** Tries at finishing a native stream before falling back to message edits. */
-const STREAM_FINISH_ATTEMPTS = 3;
-
-/** What a partial reply becomes once its full text had to be posted as a new message. */
-export const SUPERSEDED = "(This reply continues in full in the next message.)";
+export { SUPERSEDED } from "./segment-calls.js";
 
 /** Room kept under the limit for repair closers and the tool line of intermediate texts. */
 const RESERVE = 64;
@@ -32,39 +27,14 @@ const RESERVE = 64;
  */
 const HIDDEN_CHECK_STEP = 256;
 
-/** One message of the reply: the text from `start` up to the next segment's start. */
-interface Segment {
-  start: number;
-  /** The previous chunk closed a fence that this one reopens. */
-  reopen: boolean;
-  /** Set once the segment is complete: exactly what the message must end up showing. */
-  final?: string;
-  handle?: MessageHandle;
-  stream?: NativeStream;
-  streamStartedAt?: number;
-  /** The handle of an aborted native stream: if editing it fails at all, post anew. */
-  fragile?: boolean;
-  /** What the user sees now. */
-  shown?: string;
-  done?: boolean;
-  /** Length of the live text when it was last measured against the limit. */
-  checked?: number;
-}
-
 /** What the loop does next: a call at `at`, or (without `run`) just wake up then. */
 interface Step {
   at: number;
   run?: () => Promise<void>;
 }
 
-export interface ReplyWriterOptions {
-  channel: Channel;
-  ref: ConversationRef;
-  logger: Logger;
-  out: Outbound;
-  /** Called once, when the user first sees text. */
-  onVisible: () => void;
-}
+/** Where the reply goes, and who hears that the user first saw text. */
+export type ReplyWriterOptions = SegmentCallOptions;
 
 export class ReplyWriter {
   private text = "";
@@ -74,8 +44,7 @@ export class ReplyWriter {
   private readonly segments: Segment[] = [];
   private readonly tools = new Map<string, string>();
   private ending = false;
-  private streamsOff: boolean;
-  private visible = false;
+  private readonly calls: SegmentCalls;
   private wake: (() => void) | undefined;
   /** The loop sleeps until a planned call's time (not waiting for news). */
   private callPlanned = false;
@@ -83,7 +52,11 @@ export class ReplyWriter {
   private failure: { error: unknown } | undefined;
 
   constructor(private readonly o: ReplyWriterOptions) {
-    this.streamsOff = !o.channel.startStream;
+    this.calls = new SegmentCalls(o, {
+      display: (seg) => this.display(seg),
+      tail: (seg) => this.md.tail(seg.start, seg.reopen),
+      called: () => this.called,
+    });
     this.measure = measureFor(o.channel.capabilities.markdown);
     this.md = new MarkdownText("", this.measure);
   }
@@ -165,7 +138,9 @@ export class ReplyWriter {
         seg.done = true;
         continue;
       }
-      return seg.stream ? this.at(true, () => this.finishStream(seg)) : this.at(this.called, () => this.deliverFinal(seg));
+      return seg.stream
+        ? this.at(true, () => this.calls.finishStream(seg))
+        : this.at(this.called, () => this.calls.deliverFinal(seg));
     }
     return this.ending ? undefined : { at: Number.POSITIVE_INFINITY };
   }
@@ -210,7 +185,7 @@ export class ReplyWriter {
   /** Whether the live chunk no longer fits `room` once converted. */
   private outgrew(live: Segment, room: number): boolean {
     const tail = this.md.tail(live.start, live.reopen);
-    const hidden = !this.ending && this.streamsOff && !this.o.channel.capabilities.edits;
+    const hidden = !this.ending && this.calls.streamsOff && !this.o.channel.capabilities.edits;
     if (hidden && this.measure && tail.length < (live.checked ?? 0) + HIDDEN_CHECK_STEP) return false;
     live.checked = tail.length;
     return this.md.size(tail) > room;
@@ -238,165 +213,24 @@ export class ReplyWriter {
   private liveStep(seg: Segment): Step {
     if (seg.stream) {
       if (this.display(seg) === seg.shown) return { at: this.rotateAt(seg) };
-      return this.at(true, () => this.updateStream(seg));
+      return this.at(true, () => this.calls.updateStream(seg));
     }
-    if (!this.o.channel.capabilities.edits && this.streamsOff) return { at: Number.POSITIVE_INFINITY };
+    if (!this.o.channel.capabilities.edits && this.calls.streamsOff) return { at: Number.POSITIVE_INFINITY };
     // Platforms refuse blank messages: wait for visible text before posting.
     if (!seg.handle)
-      return this.display(seg).trim() ? this.at(this.called, () => this.open(seg)) : { at: Number.POSITIVE_INFINITY };
+      return this.display(seg).trim() ? this.at(this.called, () => this.calls.open(seg)) : { at: Number.POSITIVE_INFINITY };
     if (this.display(seg) === seg.shown) return { at: Number.POSITIVE_INFINITY };
-    return this.at(true, () => this.editLive(seg));
+    return this.at(true, () => this.calls.editLive(seg));
   }
 
   /** The intermediate text: repaired Markdown plus running tools; raw for native streams. */
   private display(seg: Segment): string {
     const tail = this.md.tail(seg.start, seg.reopen);
     // A plain-text channel (a terminal) shows raw text; repairs would have to be taken back later.
-    if (seg.stream || (!this.streamsOff && !seg.handle) || this.o.channel.capabilities.markdown === "plain") return tail;
+    if (seg.stream || (!this.calls.streamsOff && !seg.handle) || this.o.channel.capabilities.markdown === "plain") return tail;
     const tools = [...this.tools.values()];
     const toolLine = tools.length > 0 ? `\n\n⏳ _${tools.at(-1)!.slice(0, 40)}…_` : "";
     const shown = repairMarkdown(tail) + toolLine;
     return this.md.size(shown) <= this.limit() ? shown : tail;
-  }
-
-  private visibleNow(): void {
-    if (this.visible) return;
-    this.visible = true;
-    this.o.onVisible();
-  }
-
-  private async open(seg: Segment): Promise<void> {
-    if (!this.streamsOff && (await this.startStream(seg))) return;
-    if (this.streamsOff && !this.o.channel.capabilities.edits) return;
-    const text = this.display(seg);
-    try {
-      seg.handle = await this.o.out.call("send", () => this.o.channel.send(this.o.ref, { text }), this.called);
-      seg.shown = text;
-      this.visibleNow();
-    } catch (err) {
-      if (!(err instanceof PlatformRateLimitError)) this.o.logger.warn({ err }, "posting the reply failed; will retry");
-    }
-  }
-
-  /** Opens a native stream for `seg`; false when the channel cannot stream here (now or for the rest of the reply). */
-  private async startStream(seg: Segment): Promise<boolean> {
-    let stream: NativeStream | undefined;
-    const before = this.o.out.lastCallAt;
-    try {
-      stream = await this.o.out.call("stream", () => this.o.channel.startStream!(this.o.ref), this.called);
-    } catch (err) {
-      if (err instanceof PlatformRateLimitError) return true;
-      this.o.logger.warn({ err }, "starting a native stream failed; replying by message edits");
-    }
-    if (!stream) {
-      // Usually no platform call happened (the adapter declined), so the first post need not wait.
-      this.o.out.lastCallAt = before;
-      this.streamsOff = true;
-      return false;
-    }
-    seg.stream = stream;
-    seg.handle = stream.handle;
-    seg.streamStartedAt = Date.now();
-    await this.updateStream(seg, false);
-    return true;
-  }
-
-  private async updateStream(seg: Segment, paced = true): Promise<void> {
-    const text = this.display(seg);
-    try {
-      await this.o.out.call("stream", () => seg.stream!.update(text), paced);
-      seg.shown = text;
-      this.visibleNow();
-    } catch (err) {
-      if (err instanceof NotModifiedError) seg.shown = text;
-      else if (!(err instanceof PlatformRateLimitError)) await this.abandonStream(seg, err);
-    }
-  }
-
-  private async finishStream(seg: Segment): Promise<void> {
-    const final = seg.final!;
-    try {
-      // A few tries only: a stream that will not finish falls back to plain messages, which retry.
-      await this.o.out.deliver("stream", () => seg.stream!.finish(final), true, STREAM_FINISH_ATTEMPTS);
-      seg.shown = final;
-      seg.done = true;
-      this.visibleNow();
-    } catch (err) {
-      await this.abandonStream(seg, err);
-    }
-  }
-
-  /** A native stream broke: close it and carry on with plain messages, starting from its own. */
-  private async abandonStream(seg: Segment, err: unknown): Promise<void> {
-    this.o.logger.warn({ err }, "native stream failed; falling back to message edits");
-    this.streamsOff = true;
-    const stream = seg.stream!;
-    seg.stream = undefined;
-    seg.shown = undefined;
-    seg.fragile = true;
-    if (!this.o.channel.capabilities.edits) seg.handle = undefined;
-    const soFar = seg.final ?? this.md.tail(seg.start, seg.reopen);
-    try {
-      await this.o.out.call("stream", () => stream.abort(soFar), false);
-    } catch (abortErr) {
-      this.o.logger.debug({ err: abortErr }, "aborting the native stream failed");
-    }
-  }
-
-  private async editLive(seg: Segment): Promise<void> {
-    const text = this.display(seg);
-    try {
-      await this.o.out.call("edit", () => this.o.channel.edit(seg.handle!, { text }), true);
-      seg.shown = text;
-    } catch (err) {
-      if (err instanceof NotModifiedError) seg.shown = text;
-      else if (err instanceof PlatformRateLimitError) return;
-      else if (err instanceof PlatformNotFoundError || seg.fragile) this.dropHandle(seg, err);
-      else this.o.logger.warn({ err }, "editing the reply failed; will try again with newer text");
-    }
-  }
-
-  private dropHandle(seg: Segment, err: unknown): void {
-    this.o.logger.warn({ err }, "the reply's message cannot be edited; posting a new one");
-    seg.handle = undefined;
-    seg.shown = undefined;
-    seg.fragile = false;
-  }
-
-  /**
-   * The exact final text: edited into the message if possible, else posted anew. A partial left
-   * behind by a new copy is pointed at it, so the chat never shows two versions side by side.
-   * Throws if neither works.
-   */
-  private async deliverFinal(seg: Segment): Promise<void> {
-    const final = seg.final!;
-    const { channel, out, ref } = this.o;
-    let stale: MessageHandle | undefined;
-    if (seg.handle && channel.capabilities.edits) {
-      try {
-        await out.deliver("edit", () => channel.edit(seg.handle!, { text: final }), true, seg.fragile ? 1 : undefined);
-        seg.shown = final;
-        seg.done = true;
-        return;
-      } catch (err) {
-        if (!(err instanceof PlatformNotFoundError)) stale = seg.handle;
-        this.dropHandle(seg, err);
-      }
-    }
-    const handle = await out.deliver("send", () => channel.send(ref, { text: final }), this.called);
-    seg.handle = handle;
-    seg.shown = final;
-    seg.done = true;
-    this.visibleNow();
-    if (stale) await this.pointToCopy(stale);
-  }
-
-  /** One try at replacing a partial that a new copy superseded with a pointer to it. */
-  private async pointToCopy(stale: MessageHandle): Promise<void> {
-    try {
-      await this.o.out.call("edit", () => this.o.channel.edit(stale, { text: SUPERSEDED }), true);
-    } catch (err) {
-      this.o.logger.warn({ err }, "could not mark a partial reply as replaced by the message after it");
-    }
   }
 }

@@ -6,6 +6,7 @@
 import { FeishuChannelConfig } from "../../../src/channels/feishu/config.js";
 import { FeishuChannel } from "../../../src/channels/feishu/index.js";
 import type { InboundMessage } from "../../../src/channels/types.js";
+import { refuseClick } from "../../../src/core/sinks.js";
 import { createLogger, type Logger } from "../../../src/log/logger.js";
 import { HttpServer } from "../../../src/server/http.js";
 import { eventually } from "../../../src/testing/wait.js";
@@ -64,6 +65,8 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
   fake.via = options.mode === "webhook" ? "webhook" : "ws";
   if (!options.noStart) {
     await channel.start(async (m) => {
+      // As the core's sink does: a click from a user outside the access rules is refused, to them alone.
+      if (await refuseClick(channel, channel.access, m, logger)) return;
       if (extra) await extra(m);
       inbox.push(m);
       if (m.action && options.answerClicks !== false) setImmediate(() => void channel.answerAction(m));

@@ -4,6 +4,7 @@
  */
 import { TelegramChannel, TelegramChannelConfig } from "../../../src/channels/telegram/index.js";
 import type { InboundMessage } from "../../../src/channels/types.js";
+import { refuseClick } from "../../../src/core/sinks.js";
 import { silentLogger } from "../../../src/log/logger.js";
 import { HttpServer } from "../../../src/server/http.js";
 import { eventually } from "../../../src/testing/wait.js";
@@ -63,7 +64,11 @@ export async function startRig(config: RigConfig = {}, options: RigOptions = {})
       await fake.close();
     },
   };
-  if (options.start !== false) await channel.start((m) => rig.sink(m));
+  // As the core's sink does: a click from a user outside the access rules is refused, to them alone.
+  const sink = async (m: InboundMessage) => {
+    if (!(await refuseClick(channel, channel.access, m, silentLogger()))) await rig.sink(m);
+  };
+  if (options.start !== false) await channel.start(sink);
   return rig;
 }
 

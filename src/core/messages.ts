@@ -1,0 +1,66 @@
+/**
+ * A message's turn in its conversation's queue: a click goes to the questions; `/new` and
+ * `/agent` run here, in order with the conversation's other messages; anything else finds its
+ * thread, answers a question that waits there (or is refused), takes its attachments in, and
+ * starts a turn.
+ */
+import type { InboundMessage } from "../channels/types.js";
+import type { RunImage, RunOptions } from "../harness/types.js";
+import { approvalOf } from "./approvals.js";
+import type { ChatCommands } from "./chat-commands.js";
+import { parseCommand } from "./commands.js";
+import type { CoreContext } from "./context.js";
+import { NOTICES } from "./notices.js";
+import type { Questions } from "./questions.js";
+import type { ChannelScope } from "./scope.js";
+import { messageSource } from "./turn.js";
+
+export class Messages {
+  constructor(
+    private readonly core: CoreContext,
+    private readonly questions: Questions,
+    private readonly commands: ChatCommands,
+  ) {}
+
+  async handle(scope: ChannelScope, msg: InboundMessage): Promise<void> {
+    if (msg.action) return this.questions.click(scope, msg);
+    const command = parseCommand(msg.text);
+    if (command === "new") return this.commands.startNewThread(scope, msg);
+    if (command === "agent") return this.commands.agent(scope, msg);
+    const withFiles = (msg.attachments?.length ?? 0) > 0 && this.core.options.media !== undefined;
+    if (msg.text.trim() === "" && !withFiles) return void (await scope.notify(msg.ref, NOTICES.nonText));
+    const controller = this.core.active.claim(msg.ref.key);
+    try {
+      await this.answer(scope, msg, controller, withFiles);
+    } finally {
+      this.core.active.release(msg.ref.key, controller);
+    }
+  }
+
+  /** The message's thread, then a question that waits there, or a new turn. */
+  private async answer(scope: ChannelScope, msg: InboundMessage, controller: AbortController, withFiles: boolean): Promise<void> {
+    const { questions } = this;
+    const target = await this.core.conversations.threadFor(scope, msg);
+    if (target.dropped) await questions.tellDropped(scope, msg, target.dropped);
+    const pending = await scope.store.getPending(target.threadId);
+    if (pending && approvalOf(pending)) return questions.desk.text(scope, msg, pending);
+    // In a shared group thread, someone else's message must neither answer nor abandon the question.
+    if (pending && !questions.mayAnswer(scope, msg, pending)) return questions.refuse(scope, msg, pending);
+    const { threadId, harness } = target;
+    let text = msg.text;
+    let images: RunImage[] | undefined;
+    const media = this.core.options.media;
+    if (withFiles && media) {
+      const intake = await media.intake(scope.channel, msg, threadId, target.agent, controller.signal);
+      // `/stop` (or the shutdown) during a download: say so, as a stopped run does.
+      if (controller.signal.aborted) return questions.turns.stopped(scope, msg.ref, controller.signal);
+      for (const notice of intake.notices) await scope.notify(msg.ref, notice);
+      if (intake.text.trim() === "" && intake.images.length === 0) return;
+      text = intake.text;
+      if (intake.images.length > 0) images = intake.images;
+    }
+    if (pending) return questions.answerText(scope, msg, pending, text, controller);
+    const start = (opts: RunOptions) => harness.run(threadId, text, images ? { ...opts, images } : opts);
+    await questions.turns.run(scope, messageSource(scope, msg), threadId, start, controller);
+  }
+}

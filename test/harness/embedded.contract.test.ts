@@ -1,18 +1,6 @@
 /** The embedded agent, built from config, passes the harness contract. */
 
 import { harnessContract } from "../../src/testing/index.js";
-import { startMockModel } from "../fakes/openai.js";
-import { startHarness } from "./helpers.js";
+import { startHarness, subjectOver } from "./helpers.js";
 
-harnessContract("embedded", async () => {
-  const mock = await startMockModel();
-  const t = await startHarness(mock);
-  return {
-    harness: t.harness,
-    mock,
-    close: async () => {
-      await t.harness.close();
-      await mock.close();
-    },
-  };
-});
+harnessContract("embedded", () => subjectOver(async (mock) => (await startHarness(mock)).harness));

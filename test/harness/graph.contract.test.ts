@@ -12,7 +12,7 @@ import { createAgentBackend } from "../../src/harness/index.js";
 import type { Harness } from "../../src/harness/types.js";
 import { harnessContract } from "../../src/testing/index.js";
 import { type MockModel, mockModelConfig, startMockModel } from "../fakes/openai.js";
-import { collect, deltas, last, memoryLogger, tempDir } from "./helpers.js";
+import { collect, deltas, last, memoryLogger, subjectOver, tempDir } from "./helpers.js";
 
 const FIXTURES = path.join(import.meta.dirname, "fixtures");
 
@@ -25,18 +25,7 @@ async function graphHarness(mock: MockModel, graph: string): Promise<Harness> {
   return createAgentBackend({ config, baseDir: FIXTURES, logger: memoryLogger().logger });
 }
 
-harnessContract("graph (a createAgent factory)", async () => {
-  const mock = await startMockModel();
-  const harness = await graphHarness(mock, "./user-graphs.ts:agent");
-  return {
-    harness,
-    mock,
-    close: async () => {
-      await harness.close();
-      await mock.close();
-    },
-  };
-});
+harnessContract("graph (a createAgent factory)", () => subjectOver((mock) => graphHarness(mock, "./user-graphs.ts:agent")));
 
 describe("graph backend", () => {
   it("a hand-written graph's interrupt value becomes a text question, and the answer resumes it", async () => {

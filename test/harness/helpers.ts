@@ -12,7 +12,9 @@ import { createLogger, type Logger } from "../../src/log/logger.js";
 
 export { collect, deltas, last, runUntil } from "../../src/testing/runs.js";
 
-import { type MockModel, mockModelConfig } from "../fakes/openai.js";
+import type { Harness } from "../../src/harness/types.js";
+import type { HarnessSubject } from "../../src/testing/index.js";
+import { type MockModel, mockModelConfig, startMockModel } from "../fakes/openai.js";
 
 export interface TestHarness {
   harness: AgentHarness;
@@ -54,4 +56,18 @@ export async function startHarness(
   const { logger, logs } = memoryLogger();
   const harness = await createHarness({ config, baseDir, logger, tools });
   return { harness, config, baseDir, logs };
+}
+
+/** A harness contract subject over a fresh mock model: `build` makes the harness that talks to it. */
+export async function subjectOver(build: (mock: MockModel) => Promise<Harness>): Promise<HarnessSubject> {
+  const mock = await startMockModel();
+  const harness = await build(mock);
+  return {
+    harness,
+    mock,
+    close: async () => {
+      await harness.close();
+      await mock.close();
+    },
+  };
 }

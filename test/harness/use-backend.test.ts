@@ -12,7 +12,7 @@ import { AgentDirectory, createAgentBackend } from "../../src/harness/index.js";
 import { harnessContract } from "../../src/testing/index.js";
 import { type MockModel, mockModelConfig, startMockModel } from "../fakes/openai.js";
 import { OwnHarness } from "../fixtures/harness/own-harness.js";
-import { collect, last, memoryLogger, tempDir } from "./helpers.js";
+import { collect, last, memoryLogger, subjectOver, tempDir } from "./helpers.js";
 
 const FIXTURES = path.join(import.meta.dirname, "..", "fixtures", "harness");
 
@@ -26,18 +26,9 @@ async function ownHarness(mock: MockModel, agent: Record<string, unknown>) {
   return createAgentBackend({ config, baseDir: FIXTURES, logger: memoryLogger().logger });
 }
 
-harnessContract("use: a Harness class of your own", async () => {
-  const mock = await startMockModel();
-  const harness = await ownHarness(mock, { backend: "./own-harness.ts:OwnHarness" });
-  return {
-    harness,
-    mock,
-    close: async () => {
-      await harness.close();
-      await mock.close();
-    },
-  };
-});
+harnessContract("use: a Harness class of your own", () =>
+  subjectOver((mock) => ownHarness(mock, { backend: "./own-harness.ts:OwnHarness" })),
+);
 
 describe("a backend of your own", () => {
   it("is built with its section, its options as written, the config, a logger and the config's folder", async () => {

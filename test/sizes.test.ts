@@ -30,7 +30,11 @@ function measure(file: string): Measured {
   const visit = (node: ts.Node): void => {
     if (ts.isFunctionLike(node) && "body" in node && node.body) {
       const named = node.name ?? (node.parent as { name?: ts.Node }).name;
-      out.functions.push({ name: named?.getText(source) ?? "(anonymous)", line: lineOf(node.getStart(source)) + 1, lines: span(node) });
+      out.functions.push({
+        name: named?.getText(source) ?? "(anonymous)",
+        line: lineOf(node.getStart(source)) + 1,
+        lines: span(node),
+      });
     }
     if (ts.isClassLike(node)) out.classes.push({ name: node.name?.getText(source) ?? "(anonymous)", lines: span(node) });
     ts.forEachChild(node, visit);

@@ -4,9 +4,11 @@
  * a Docker engine answers `docker info`, a real image build.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { loadConfig } from "../src/config/loader.js";
@@ -115,14 +117,28 @@ describe("docker/compose files", () => {
   }
 });
 
+/**
+ * docker/healthcheck.mjs in a folder whose ../dist/config/loader.js is Antler's loader from src/
+ * (run under tsx), so the check runs as in the image without a build.
+ */
+function withSourceLoader(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), "antler-health-"));
+  mkdirSync(path.join(dir, "docker"));
+  mkdirSync(path.join(dir, "dist/config"), { recursive: true });
+  writeFileSync(path.join(dir, "package.json"), '{ "type": "module" }\n'); // as Antler's own package.json
+  const loader = pathToFileURL(path.join(ROOT, "src/config/loader.ts")).href;
+  writeFileSync(path.join(dir, "dist/config/loader.js"), `export { loadConfig } from ${JSON.stringify(loader)};\n`);
+  copyFileSync(path.join(ROOT, "docker/healthcheck.mjs"), path.join(dir, "docker/healthcheck.mjs"));
+  return path.join(dir, "docker/healthcheck.mjs");
+}
+
 describe("docker/healthcheck.mjs", () => {
   let server: Server | undefined;
   let answer = 503;
   afterAll(() => server?.close());
 
   it("is healthy exactly when /readyz on the config's port answers 200", { timeout: 30_000 }, async () => {
-    // it reads the config with the built loader, as in the image
-    expect(existsSync(path.join(ROOT, "dist/config/loader.js")), "run npm run build first").toBe(true);
+    const script = withSourceLoader();
     const port = await freePort();
     server = createServer((req, res) => {
       res.statusCode = req.url === "/readyz" ? answer : 404;
@@ -133,11 +149,13 @@ describe("docker/healthcheck.mjs", () => {
     const check = () =>
       new Promise<{ code: number | null; out: string }>((resolve) => {
         // not spawnSync: the fake server answers from this process
-        const child = spawn(process.execPath, [path.join(ROOT, "docker/healthcheck.mjs"), config]);
+        const child = spawn(process.execPath, ["--import", "tsx", script, config], { cwd: ROOT });
         let out = "";
-        child.stdout.on("data", (d: Buffer) => {
+        const collect = (d: Buffer) => {
           out += d.toString();
-        });
+        };
+        child.stdout.on("data", collect);
+        child.stderr.on("data", collect);
         child.on("exit", (code: number | null) => resolve({ code, out }));
       });
     const notReady = await check();

@@ -6,10 +6,10 @@
 //   node scripts/build.mjs --if-stale  build only when an input changed since the last build
 //                                      (what `npm start` runs first); otherwise start at once
 //
-// "Changed" means a file under src/, tsconfig.json, tsconfig.build.json or package-lock.json was
-// added, removed, resized or touched since the last successful build: their paths, sizes and
-// mtimes are kept in dist/.build-stamp. Outputs of source files that no longer
-// exist are removed, so dist/ never serves a deleted module.
+// "Changed" means a file under src/ (README.md files aside), tsconfig.json, tsconfig.build.json
+// or package-lock.json was added, removed, resized or touched since the last successful build:
+// their paths, sizes and mtimes are kept in dist/.build-stamp. Outputs of source files that no
+// longer exist are removed, so dist/ never serves a deleted module.
 import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -38,7 +38,8 @@ function filesUnder(root, dir) {
 
 /** The build's inputs as path -> "size mtime", the record kept in dist/.build-stamp. */
 export function inputRecord(root) {
-  const inputs = [...filesUnder(root, "src"), ...INPUT_FILES.filter((f) => existsSync(path.join(root, f)))];
+  const sources = filesUnder(root, "src").filter((f) => !f.endsWith(".md")); // READMEs are not built
+  const inputs = [...sources, ...INPUT_FILES.filter((f) => existsSync(path.join(root, f)))];
   const record = {};
   for (const rel of inputs) {
     const s = statSync(path.join(root, rel));

@@ -49,6 +49,7 @@ describe("scripts/build.mjs", () => {
     write("src/cli.ts", 'import { two } from "./two.js";\nexport const one: number = two - 1;\n');
     write("src/two.ts", "export const two = 2;\n");
     write("src/gone.ts", "export const gone = true;\n");
+    write("src/README.md", "# src\n");
     write("src/channels/web/public/index.html", "<p>v1</p>\n");
     write("src/channels/web/public/old.css", "p {}\n");
   });
@@ -63,6 +64,7 @@ describe("scripts/build.mjs", () => {
 
   it("runs no tsc when nothing changed, and says so", { timeout: 60_000 }, () => {
     const before = mtime("dist/cli.js");
+    touch("src/README.md"); // documentation is not an input
     const again = run("--if-stale");
     expect(again.code, again.output).toBe(0);
     expect(again.output).toContain("dist/ is up to date");

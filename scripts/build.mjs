@@ -85,7 +85,8 @@ export function build(root, { tsc = runTsc } = {}) {
   const inputs = inputRecord(root); // taken before compiling: an edit during the build rebuilds next time
   const stampFile = path.join(root, "dist", STAMP);
   // Without a finished earlier build, tsc's build info may describe outputs that are gone.
-  if (!existsSync(stampFile) || !existsSync(path.join(root, "dist", "cli.js"))) rmSync(path.join(root, "dist", BUILD_INFO), { force: true });
+  if (!existsSync(stampFile) || !existsSync(path.join(root, "dist", "cli.js")))
+    rmSync(path.join(root, "dist", BUILD_INFO), { force: true });
   rmSync(stampFile, { force: true }); // a build that fails half-way is not a finished build
   tsc(root);
   removeOrphans(root);

@@ -14,6 +14,7 @@ import { createGateway } from "./gateway.js";
 import type { AgentStatus } from "./harness/types.js";
 import { createLogger } from "./log/logger.js";
 import { formatAgentLine, formatStatusTable } from "./ops/status-table.js";
+import { VERSION } from "./version.js";
 
 const EXIT_CONFIG = 2;
 
@@ -126,7 +127,11 @@ async function chat(opts: { config?: string }): Promise<void> {
   await gateway.stop();
 }
 
-const program = new Command().name("antler").description("Channels-first IM gateway for LangGraph agents").showHelpAfterError();
+const program = new Command()
+  .name("antler")
+  .description("Channels-first IM gateway for LangGraph agents")
+  .version(VERSION, "-v, --version", "print Antler's version")
+  .showHelpAfterError();
 
 program
   .command("start")

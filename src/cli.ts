@@ -40,6 +40,7 @@ async function start(opts: { config?: string }): Promise<void> {
   const loaded = load(opts.config);
   const { logging } = loaded.config;
   const logger = createLogger({ level: logging.level, format: logging.format, secrets: loaded.secrets });
+  logger.info({ config: loaded.path, agent: "default", ...agentSummary(loaded.config) }, "antler starting");
   const gateway = createGateway({ loaded, logger });
   let stopping = false;
   const shutdown = (signal: string) => {

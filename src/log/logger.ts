@@ -15,7 +15,7 @@ export interface LoggerOptions {
   format?: "auto" | "json" | "pretty";
   /** Values that must never be written, whatever key or message they hide in. */
   secrets?: readonly string[];
-  /** Where lines go; stdout by default. Tests pass a collector. */
+  /** Where lines go; stdout by default. Tests pass a collector (a writable stream when `format` is pretty). */
   destination?: DestinationStream;
 }
 

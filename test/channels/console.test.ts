@@ -76,10 +76,24 @@ describe("console output", () => {
     const stream = await channel.startStream();
     await stream.update("Some **bo");
     await stream.update("Some **bold** text.\n\n```\ncode\n\nmore");
-    expect(shown()).toBe("bot› Some bold text.");
+    expect(shown(), "the code block shows up to its last whole line").toBe("bot› Some bold text.\n\ncode");
     await stream.finish("Some **bold** text.\n\n```\ncode\n\nmore\n```");
     await new Promise((r) => setImmediate(r));
     expect(shown()).toBe("bot› Some bold text.\n\ncode\n\nmore\n");
+  });
+
+  it("shows a paragraph as it is written, holding back only markup still open", async () => {
+    const { channel, shown } = makeConsole();
+    const stream = await channel.startStream();
+    await stream.update("Once upon a **ti");
+    await new Promise((r) => setImmediate(r));
+    expect(shown()).toBe("bot› Once upon a");
+    await stream.update("Once upon a **time** there was * one [link](https://x");
+    await new Promise((r) => setImmediate(r));
+    expect(shown()).toBe("bot› Once upon a time there was * one");
+    await stream.finish("Once upon a **time** there was * one [link](https://x.test).");
+    await new Promise((r) => setImmediate(r));
+    expect(shown()).toBe("bot› Once upon a time there was * one link (https://x.test).\n");
   });
 
   it("on a terminal, shows the prompt again once the core is idle, on a line of its own", async () => {

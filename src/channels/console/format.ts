@@ -42,3 +42,41 @@ export function terminalText(markdown: string): string {
     .filter((text) => text !== "")
     .join("\n\n");
 }
+
+const INLINE = new Set(["*", "_", "~", "`"]);
+
+/**
+ * How much of a block still being written can be shown already: up to its last space, and never
+ * past inline markup that is still open (`**bo`, `` `co``, `[label](ur`), whose converted text
+ * will differ once it closes. Inside a code block, up to the last whole line (the closing fence
+ * may be arriving). A table waits for its end: its first row reads differently once it is one.
+ */
+export function settledLength(block: string): number {
+  if (/^ {0,3}\|/.test(block)) return 0;
+  if (FENCE.test(block)) return Math.max(0, block.lastIndexOf("\n"));
+  let cut = 0;
+  let closing: string | undefined;
+  for (let i = 0; i < block.length; i++) {
+    const c = block[i]!;
+    if (c === "\\") {
+      i++;
+      continue;
+    }
+    if (closing !== undefined) {
+      if (block.startsWith(closing, i)) {
+        i += closing.length - 1;
+        closing = undefined;
+      }
+      continue;
+    }
+    if (c === " " || c === "\n") cut = i;
+    else if (INLINE.has(c)) {
+      let run = c;
+      while (block[i + run.length] === c) run += c;
+      i += run.length - 1;
+      // A marker before a space opens nothing (`* item`, `2 * 3`); one at the end may still.
+      if (c === "`" || !/\s/.test(block[i + 1] ?? "")) closing = run;
+    } else if (c === "[") closing = ")";
+  }
+  return cut;
+}

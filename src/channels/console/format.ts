@@ -1,8 +1,9 @@
 /**
  * The agent's Markdown as a terminal shows it: plain text from the shared plain emitter (no
  * `**`, no fences, `•` bullets, links as `label (url)`). A terminal cannot take back what it
- * printed, so a streamed reply is shown block by block: a block (a paragraph, a list, a code
- * block) is converted once the blank line after it has arrived, and never changes after that.
+ * printed, so a streamed reply is converted block by block (a paragraph, a list, a code block,
+ * split at blank lines): a block a blank line closed never changes, and of the block still being
+ * written only its settled part is shown (`settledLength`).
  */
 import { plainEmitter, renderMarkdown } from "../markdown/index.js";
 

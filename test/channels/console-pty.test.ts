@@ -55,7 +55,7 @@ describe.skipIf(!hasPython)("antler chat in a terminal (needs python3 for the ps
     const prompts = () => screen(raw).split(PROMPT).length - 1;
     const waitFor = async (count: number) => {
       const started = Date.now();
-      while (prompts() < count && Date.now() - started < 30_000) await new Promise((r) => setTimeout(r, 50));
+      while (prompts() < count && Date.now() - started < 40_000) await new Promise((r) => setTimeout(r, 50));
       expect(prompts(), screen(raw)).toBeGreaterThanOrEqual(count);
     };
     try {
@@ -77,5 +77,5 @@ describe.skipIf(!hasPython)("antler chat in a terminal (needs python3 for the ps
     expect(shown).toContain(`${PROMPT}first\nantler› Here is bold text.\n\n• one\n• two\n${PROMPT}`);
     expect(shown).toContain(`${PROMPT}second\nantler› second answer\n${PROMPT}`);
     expect(shown).not.toContain("**");
-  }, 60_000);
+  }, 120_000);
 });

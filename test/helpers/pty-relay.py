@@ -13,7 +13,7 @@ if pid == 0:
 stdin = sys.stdin.fileno()
 open_fds = [master, stdin]
 while master in open_fds:
-    ready, _, _ = select.select(open_fds, [], [], 30)
+    ready, _, _ = select.select(open_fds, [], [], 120)
     if not ready:
         break
     for fd in ready:

@@ -5,15 +5,18 @@
  */
 import { Command } from "commander";
 import pino from "pino";
-import type { ConsoleChannel } from "./channels/console/index.js";
+import { chatBanner } from "./channels/console/banner.js";
+import { ConsoleChannel } from "./channels/console/index.js";
 import type { ChannelReport } from "./channels/registry.js";
 import { type LoadedConfig, loadConfig } from "./config/loader.js";
 import { formatDoctor, runDoctor } from "./doctor.js";
 import { ConfigError, errorMessage } from "./errors.js";
 import { createGateway } from "./gateway.js";
+import { agentSummary } from "./harness/models/index.js";
 import type { AgentStatus } from "./harness/types.js";
 import { createLogger } from "./log/logger.js";
 import { formatAgentLine, formatStatusTable } from "./ops/status-table.js";
+import { VERSION } from "./version.js";
 
 const EXIT_CONFIG = 2;
 
@@ -37,6 +40,7 @@ async function start(opts: { config?: string }): Promise<void> {
   const loaded = load(opts.config);
   const { logging } = loaded.config;
   const logger = createLogger({ level: logging.level, format: logging.format, secrets: loaded.secrets });
+  logger.info({ config: loaded.path, agent: "default", ...agentSummary(loaded.config) }, "antler starting");
   const gateway = createGateway({ loaded, logger });
   let stopping = false;
   const shutdown = (signal: string) => {
@@ -114,19 +118,54 @@ async function doctor(opts: { config?: string }): Promise<void> {
 /** A conversation in the terminal through the console channel, with the config's model and storage. */
 async function chat(opts: { config?: string }): Promise<void> {
   const loaded = load(opts.config);
-  const logger = createLogger({ level: "warn", secrets: loaded.secrets, destination: pino.destination(2) });
+  const logger = createLogger({
+    level: "warn",
+    format: chatLogFormat(loaded),
+    secrets: loaded.secrets,
+    destination: pino.destination(2),
+  });
   const gateway = createGateway({ loaded, logger, serve: false, channels: { console: { enabled: true } } });
+  const summary = agentSummary(loaded.config);
+  process.stdout.write(
+    chatBanner({
+      version: VERSION,
+      configFile: loaded.path,
+      backend: summary.backend,
+      model: summary.model,
+      modelId: summary.model_id,
+      baseUrl: summary.base_url,
+    }),
+  );
+  ConsoleChannel.io = {
+    input: process.stdin,
+    output: process.stdout,
+    idle: () => gateway.messageDispatcher?.idle() ?? Promise.resolve(),
+  };
   await gateway.start();
   const terminal = gateway.slot("console")?.channel as ConsoleChannel | undefined;
   if (!terminal) throw new Error(gateway.slot("console")?.report().reason ?? "console channel did not start");
-  process.on("SIGINT", () => void gateway.stop().then(() => process.exit(0)));
+  process.on("SIGINT", () => {
+    terminal.endLine();
+    void gateway.stop().then(() => process.exit(0));
+  });
   await terminal.closed;
   await gateway.messageDispatcher?.idle();
-  process.stdout.write("\n");
+  terminal.endLine();
   await gateway.stop();
 }
 
-const program = new Command().name("antler").description("Channels-first IM gateway for LangGraph agents").showHelpAfterError();
+/** The chat's warnings go to stderr, readable lines on a terminal unless the config asks for JSON. */
+function chatLogFormat(loaded: LoadedConfig): "json" | "pretty" {
+  const { format } = loaded.config.logging;
+  if (format !== "auto") return format;
+  return process.stderr.isTTY ? "pretty" : "json";
+}
+
+const program = new Command()
+  .name("antler")
+  .description("Channels-first IM gateway for LangGraph agents")
+  .version(VERSION, "-v, --version", "print Antler's version")
+  .showHelpAfterError();
 
 program
   .command("start")

@@ -6,7 +6,7 @@
 import type { InboundMessage } from "../channels/types.js";
 import { DEFAULT_AGENT } from "../config/agents.js";
 import type { ApprovalDesk } from "./approval-desk.js";
-import { type CommandName, HELP_TEXT } from "./commands.js";
+import { type CommandName, helpText } from "./commands.js";
 import type { CoreContext } from "./context.js";
 import { NOTICES } from "./notices.js";
 import type { ChannelScope } from "./scope.js";
@@ -20,7 +20,7 @@ export class ChatCommands {
   /** A command that answers at once (`/help`, `/status`, `/stop`), even while a reply runs. */
   async immediate(scope: ChannelScope, msg: InboundMessage, command: CommandName): Promise<void> {
     const key = msg.ref.key;
-    if (command === "help") return void (await scope.notify(msg.ref, HELP_TEXT));
+    if (command === "help") return void (await scope.notify(msg.ref, helpText(scope.channel.capabilities)));
     if (command === "stop") return this.stop(scope, msg);
     await scope.notify(msg.ref, await this.statusText(scope, key));
   }

@@ -25,16 +25,30 @@ export function commandArgument(text: string): string {
     .trim();
 }
 
-export const HELP_TEXT = [
-  "I'm an AI assistant. Send a message and I'll answer here.",
-  "",
-  "Commands:",
-  "- /new — start a fresh conversation (I forget what we said)",
-  "- /status — show this conversation's thread, agent, model and whether I'm replying",
-  "- /agent — list the agents you can talk to here; /agent NAME switches to one (in a new conversation)",
-  "- /stop — stop the reply I'm writing",
-  "- /help — this list",
-  "",
-  "When I ask a question, tap a button or reply with the option number or your own words.",
-  'When a tool needs your approval, tap Approve or Reject, or reply "approve" or "reject <reason>".',
-].join("\n");
+/**
+ * The `/help` answer. How to answer a question depends on the chat: with buttons the user taps
+ * one; without (a terminal, a plain-text chat) they type the option's number or a word.
+ */
+export function helpText(capabilities: { buttons: boolean }): string {
+  const answering = capabilities.buttons
+    ? [
+        "When I ask a question, tap a button or reply with the option number or your own words.",
+        'When a tool needs your approval, tap Approve or Reject, or reply "approve" or "reject <reason>".',
+      ]
+    : [
+        "When I ask a question, type the option's number or your own words.",
+        'When a tool needs your approval, type "approve" or "reject <reason>".',
+      ];
+  return [
+    "I'm an AI assistant. Send a message and I'll answer here.",
+    "",
+    "Commands:",
+    "- /new — start a fresh conversation (I forget what we said)",
+    "- /status — show this conversation's thread, agent, model and whether I'm replying",
+    "- /agent — list the agents you can talk to here; /agent NAME switches to one (in a new conversation)",
+    "- /stop — stop the reply I'm writing",
+    "- /help — this list",
+    "",
+    ...answering,
+  ].join("\n");
+}

@@ -123,3 +123,25 @@ export function toRunError(err: unknown, aborted: boolean, reason?: unknown): Ru
   }
   return { code: "internal", message: MESSAGES.internal };
 }
+
+/** Longest cause text a log line carries. */
+const CAUSE_MAX = 300;
+
+/**
+ * The failure in one line for the log: each distinct message of the error and its causes,
+ * outermost first (`Connection error.: fetch failed: connect ECONNREFUSED 127.0.0.1:9`). The
+ * wrappers the middleware chain adds repeat their cause's text and are left out, so the text
+ * does not say the same thing once per layer.
+ */
+export function failureCause(err: unknown): string {
+  const parts: string[] = [];
+  for (const e of chain(err).reverse()) {
+    const inner = Array.isArray(e.errors) ? (e.errors[0] as ErrorLike | undefined) : undefined;
+    for (const text of [inner?.message, e.message ?? String(e)]) {
+      const message = text?.trim();
+      if (message && !parts.some((seen) => message.includes(seen) || seen.includes(message))) parts.push(message);
+    }
+  }
+  const cause = parts.reverse().join(": ") || String(err);
+  return cause.length > CAUSE_MAX ? `${cause.slice(0, CAUSE_MAX - 1)}…` : cause;
+}

@@ -1,5 +1,5 @@
 /**
- * Logging: pino, JSON by default and pretty on a TTY. Secrets are removed twice: pino's
+ * Logging: pino, JSON by default and pretty on a TTY (one line per entry, as in JSON). Secrets are removed twice: pino's
  * `redact` blanks secret-bearing keys in logged objects, and a scrubbing stream replaces every
  * configured secret value wherever it appears in a line (an error message, a URL, …).
  */
@@ -15,7 +15,7 @@ export interface LoggerOptions {
   format?: "auto" | "json" | "pretty";
   /** Values that must never be written, whatever key or message they hide in. */
   secrets?: readonly string[];
-  /** Where lines go; stdout by default. Tests pass a collector. */
+  /** Where lines go; stdout by default. Tests pass a collector (a writable stream when `format` is pretty). */
   destination?: DestinationStream;
 }
 
@@ -68,16 +68,18 @@ export function scrubbingStream(target: DestinationStream, secrets: readonly str
   return { write: (line: string) => target.write(scrub(line)) };
 }
 
-/** pino-pretty, loaded only when a terminal (or the config) asks for it. */
-function prettyStream(): DestinationStream {
+/** pino-pretty, loaded only when a terminal (or the config) asks for it; into `destination` when given. */
+function prettyStream(destination?: DestinationStream): DestinationStream {
   const pretty = createRequire(import.meta.url)("pino-pretty") as typeof pinoPretty;
-  return pretty({ colorize: true, sync: true });
+  return pretty({ colorize: true, sync: true, singleLine: true, ...(destination ? { destination } : {}) });
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
   const format = options.format ?? "auto";
   const usePretty = format === "pretty" || (format === "auto" && !options.destination && process.stdout.isTTY === true);
-  const base: DestinationStream = options.destination ?? (usePretty ? prettyStream() : pino.destination({ sync: true }));
+  const base: DestinationStream = usePretty
+    ? prettyStream(options.destination)
+    : (options.destination ?? pino.destination({ sync: true }));
   return pino(
     {
       level: options.level ?? "info",

@@ -24,7 +24,7 @@ const EXEMPT: Record<string, { files: string[]; reason: string }> = {
   web: { files: ["inbound.ts", "map-error.ts"], reason: "the web chat is served by Antler itself" },
   // A terminal: lines in, lines out, no config section of its own beyond enabled.
   console: {
-    files: ["config.ts", "format.ts", "inbound.ts", "map-error.ts", "README.md"],
+    files: ["config.ts", "inbound.ts", "map-error.ts"],
     reason: "the console is one terminal (see src/channels/README.md)",
   },
 };

@@ -4,7 +4,8 @@
  */
 import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
-import { ConsoleChannel } from "../../src/channels/console/index.js";
+import { markdownBlocks, terminalText } from "../../src/channels/console/format.js";
+import { ConsoleChannel, PROMPT } from "../../src/channels/console/index.js";
 import type { InboundMessage } from "../../src/channels/types.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { eventually } from "../contract/gateway.js";
@@ -13,10 +14,10 @@ afterEach(() => {
   ConsoleChannel.io = undefined;
 });
 
-function makeConsole() {
+function makeConsole(options: { tty?: boolean; idle?: () => Promise<void> } = {}) {
   const input = new PassThrough();
-  const output = new PassThrough();
-  ConsoleChannel.io = { input, output };
+  const output = Object.assign(new PassThrough(), { isTTY: options.tty });
+  ConsoleChannel.io = { input, output, idle: options.idle };
   const channel = new ConsoleChannel({
     name: "console",
     config: { prefix: "bot› " },
@@ -57,5 +58,63 @@ describe("console channel", () => {
       process.off("unhandledRejection", onRejection);
       await channel.stop();
     }
+  });
+});
+
+describe("console output", () => {
+  const ref = { channel: "console", key: "console:local:tty", chatId: "tty", chatType: "direct" as const };
+
+  it("shows Markdown as plain text", async () => {
+    const { channel, shown } = makeConsole();
+    await channel.send(ref, { text: "# Title\n\nSome **bold** and `code`, a [link](https://x.test).\n\n1. one\n2. two" });
+    await new Promise((r) => setImmediate(r));
+    expect(shown()).toBe("bot› Title\n\nSome bold and code, a link (https://x.test).\n\n1. one\n2. two");
+  });
+
+  it("streams a reply block by block, never taking back what it printed, and ends it with a newline", async () => {
+    const { channel, shown } = makeConsole();
+    const stream = await channel.startStream();
+    await stream.update("Some **bo");
+    await stream.update("Some **bold** text.\n\n```\ncode\n\nmore");
+    expect(shown(), "the code block shows up to its last whole line").toBe("bot› Some bold text.\n\ncode");
+    await stream.finish("Some **bold** text.\n\n```\ncode\n\nmore\n```");
+    await new Promise((r) => setImmediate(r));
+    expect(shown()).toBe("bot› Some bold text.\n\ncode\n\nmore\n");
+  });
+
+  it("shows a paragraph as it is written, holding back only markup still open", async () => {
+    const { channel, shown } = makeConsole();
+    const stream = await channel.startStream();
+    await stream.update("Once upon a **ti");
+    await new Promise((r) => setImmediate(r));
+    expect(shown()).toBe("bot› Once upon a");
+    await stream.update("Once upon a **time** there was * one [link](https://x");
+    await new Promise((r) => setImmediate(r));
+    expect(shown()).toBe("bot› Once upon a time there was * one");
+    await stream.finish("Once upon a **time** there was * one [link](https://x.test).");
+    await new Promise((r) => setImmediate(r));
+    expect(shown()).toBe("bot› Once upon a time there was * one link (https://x.test).\n");
+  });
+
+  it("on a terminal, shows the prompt again once the core is idle, on a line of its own", async () => {
+    let release!: () => void;
+    const idle = () => new Promise<void>((resolve) => (release = resolve));
+    const { channel, input, shown } = makeConsole({ tty: true, idle });
+    await channel.start(async () => {
+      await channel.send(ref, { text: "the answer" });
+    });
+    expect(shown()).toBe(PROMPT);
+    input.write("question\n");
+    await eventually(() => shown().includes("the answer"), 2_000, "the answer");
+    expect(shown().endsWith(PROMPT)).toBe(false);
+    release();
+    await eventually(() => shown().endsWith(`the answer\n${PROMPT}`), 2_000, "the prompt after the answer");
+    await channel.stop();
+  });
+
+  it("splits blocks at blank lines outside code fences only", () => {
+    expect(markdownBlocks("a\n\n```\nx\n\ny\n```\n\nb")).toEqual(["a", "```\nx\n\ny\n```", "b"]);
+    expect(markdownBlocks("a\n\n")).toEqual(["a", ""]);
+    expect(terminalText("- a\n- b")).toBe("• a\n• b");
   });
 });

@@ -10,7 +10,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pino from "pino";
-import type { ConsoleChannel } from "../../src/channels/console/index.js";
+import { ConsoleChannel } from "../../src/channels/console/index.js";
 import { AppConfigSchema } from "../../src/config/schema.js";
 import { createGateway } from "../../src/gateway.js";
 import { createLogger } from "../../src/log/logger.js";
@@ -63,6 +63,13 @@ const config = AppConfigSchema.parse({
 });
 const logger = createLogger({ level: "warn", destination: pino.destination(2) });
 const gateway = createGateway({ loaded: { config, baseDir: dir }, logger, serve: web });
+// In the terminal, the prompt comes back once the agent has answered (see src/channels/console/).
+ConsoleChannel.io = {
+  input: process.stdin,
+  output: process.stdout,
+  idle: () => gateway.messageDispatcher?.idle() ?? Promise.resolve(),
+};
+if (!web) process.stdout.write('Antler demo: type a message and press Enter (try "plan a trip"). Ctrl-D quits.\n');
 await gateway.start();
 
 if (web) {
@@ -84,10 +91,9 @@ if (web) {
   process.exit(0);
 }
 
-process.stdout.write('Antler demo: type a message and press Enter (try "plan a trip"). Ctrl-D quits.\n');
 const terminal = gateway.slot("console")?.channel as ConsoleChannel;
 await terminal.closed;
 await gateway.messageDispatcher?.idle();
-process.stdout.write("\n");
+terminal.endLine();
 await gateway.stop();
 await model.close();

@@ -1,6 +1,7 @@
 /**
  * The console channel: a conversation in the terminal, through the same dispatcher and renderer
- * as every platform. Lines typed on stdin are messages; replies stream onto stdout. Questions
+ * as every platform. Lines typed on stdin are messages; replies stream onto stdout as plain text
+ * (format.ts converts the agent's Markdown, stream.ts prints a reply as it grows). Questions
  * show as numbered options (a terminal has no buttons) and are answered by typing the number.
  */
 import { userInfo } from "node:os";
@@ -17,8 +18,12 @@ import type {
   InboundMessage,
   InboundSink,
   MessageHandle,
+  NativeStream,
+  NativeStreamLimits,
   OutboundContent,
 } from "../types.js";
+import { terminalText } from "./format.js";
+import { TerminalStream } from "./stream.js";
 
 export const ConsoleChannelConfig = z.strictObject({
   /** Text before each of the bot's messages. */
@@ -30,7 +35,16 @@ export type ConsoleChannelConfig = z.output<typeof ConsoleChannelConfig>;
 export interface ConsoleIO {
   input: NodeJS.ReadableStream;
   output: NodeJS.WritableStream & { isTTY?: boolean };
+  /**
+   * Resolves once the core has finished with every line typed so far (`antler chat` passes the
+   * dispatcher's). With it, and a terminal as output, the console shows a prompt whenever the
+   * agent is done and waits for the next line.
+   */
+  idle?: () => Promise<void>;
 }
+
+/** Shown before the user's input once the agent has answered (on a terminal only). */
+export const PROMPT = "you› ";
 
 export class ConsoleChannel implements Channel {
   static configSchema = ConsoleChannelConfig;
@@ -46,9 +60,12 @@ export class ConsoleChannel implements Channel {
     edits: true,
     buttons: false,
     threads: false,
+    // The core hands over the Markdown as written; format.ts shows it as plain text.
     markdown: "plain",
     typingIntervalMs: 60_000,
   };
+  /** A reply is one stream however long it takes: the terminal has no message size to respect. */
+  readonly streamLimits: NativeStreamLimits = { maxTextLength: 100_000, maxDurationMs: 3_600_000 };
   /** Resolves when the input ends (Ctrl-D or the end of piped input). */
   readonly closed: Promise<void>;
   private resolveClosed!: () => void;
@@ -57,8 +74,12 @@ export class ConsoleChannel implements Channel {
   private readline: Interface | undefined;
   private seq = 0;
   private readonly startedAt = Date.now();
+  /** The bottom line of the terminal holds text that no newline ended yet. */
+  private lineOpen = false;
   /** The message at the bottom of the terminal and the text shown for it: only it can grow in place. */
   private last: { id: string; shown: string } | undefined;
+  /** Lines handed to the core whose answers are not finished yet. */
+  private unanswered = 0;
   private state: ChannelStatus["state"] = "stopped";
   private readonly logger: Logger;
 
@@ -76,6 +97,11 @@ export class ConsoleChannel implements Channel {
     return { channel: this.name, key: `${this.name}:local:tty`, chatId: "tty", chatType: "direct" };
   }
 
+  /** A prompt is shown only where a person types: a terminal, with the core's idle signal. */
+  private get prompts(): boolean {
+    return this.io.idle !== undefined && this.io.output.isTTY === true;
+  }
+
   async start(sink: InboundSink): Promise<void> {
     const rl = createInterface({ input: this.io.input, terminal: false });
     this.readline = rl;
@@ -84,18 +110,35 @@ export class ConsoleChannel implements Channel {
     // Lines are handed over one at a time, in order; the dispatcher queues them per conversation.
     let chain = Promise.resolve();
     rl.on("line", (line) => {
-      const text = line.trim();
-      if (!text) return;
+      // The user's Enter ends the line on a terminal; piped input shows nothing, so end it here.
+      if (this.lineOpen && !this.prompts) this.io.output.write("\n");
+      this.lineOpen = false;
       this.last = undefined;
-      chain = chain.then(() => sink(this.message(user, text))).catch((err: unknown) => this.notTaken(err));
+      const text = line.trim();
+      if (!text) return this.promptIfDone();
+      this.unanswered++;
+      chain = chain
+        .then(() => sink(this.message(user, text)))
+        .catch((err: unknown) => this.notTaken(err))
+        .then(() => this.answered());
     });
     rl.on("close", () => {
       void chain.then(() => this.resolveClosed());
     });
-    rl.on("line", () => {
-      // The user's line ends the bot's current line on the terminal.
-      if (this.last) this.io.output.write("\n");
-    });
+    this.promptIfDone();
+  }
+
+  /** One line's answer is done once the core is idle; the last one brings the prompt back. */
+  private async answered(): Promise<void> {
+    await this.io.idle?.().catch(() => undefined);
+    this.unanswered--;
+    this.promptIfDone();
+  }
+
+  private promptIfDone(): void {
+    if (!this.prompts || this.unanswered > 0 || !this.readline) return;
+    this.writeOut(PROMPT, true);
+    this.last = undefined;
   }
 
   /** One typed line, from the local user, addressed to the bot. */
@@ -114,7 +157,7 @@ export class ConsoleChannel implements Channel {
   /** A terminal cannot redeliver: say the line was not taken, and keep reading the next ones. */
   private notTaken(err: unknown): void {
     this.logger.warn({ err }, "the core did not take a console line");
-    this.write(`${this.last ? "\n" : ""}${this.prefix}(not sent: ${errorMessage(err)})\n`);
+    this.writeOut(`${this.prefix}(not sent: ${errorMessage(err)})\n`, true);
     this.last = undefined;
   }
 
@@ -130,27 +173,44 @@ export class ConsoleChannel implements Channel {
 
   async send(_ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {
     const id = `c${++this.seq}`;
-    this.write(`${this.last ? "\n" : ""}${this.prefix}${content.text}`);
-    this.last = { id, shown: content.text };
+    const shown = terminalText(content.text);
+    this.writeOut(`${this.prefix}${shown}`, true);
+    this.last = { id, shown };
     return { id, ref: this.ref };
   }
 
   async edit(handle: MessageHandle, content: OutboundContent): Promise<void> {
     const last = this.last;
-    if (last && last.id === handle.id && content.text.startsWith(last.shown)) {
-      this.write(content.text.slice(last.shown.length));
-      last.shown = content.text;
+    const shown = terminalText(content.text);
+    if (last && last.id === handle.id && shown.startsWith(last.shown)) {
+      this.writeOut(shown.slice(last.shown.length), false);
+      last.shown = shown;
       return;
     }
     // Older messages cannot change in place on a terminal: show the new version below.
-    this.write(`\n${this.prefix}${content.text}`);
-    this.last = { id: handle.id, shown: content.text };
+    this.writeOut(`${this.prefix}${shown}`, true);
+    this.last = { id: handle.id, shown };
+  }
+
+  /** Replies stream block by block (stream.ts), and end with a newline. */
+  async startStream(): Promise<NativeStream> {
+    const handle = { id: `c${++this.seq}`, ref: this.ref };
+    this.last = undefined;
+    return new TerminalStream(handle, this.prefix, { write: (text, fresh) => this.writeOut(text, fresh) });
   }
 
   async typing(): Promise<void> {}
 
-  private write(text: string): void {
-    this.io.output.write(text);
+  /** Ends the bottom line if a message left it open (before the program exits). */
+  endLine(): void {
+    if (this.lineOpen) this.writeOut("\n", false);
+  }
+
+  /** Writes at the bottom of the terminal; `fresh` text starts on a line of its own. */
+  private writeOut(text: string, fresh: boolean): void {
+    if (text === "") return;
+    this.io.output.write(fresh && this.lineOpen ? `\n${text}` : text);
+    this.lineOpen = !text.endsWith("\n");
   }
 }
 

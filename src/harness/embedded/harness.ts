@@ -17,6 +17,7 @@ import { historyOf } from "../history.js";
 import { pendingInterrupts, toClarification } from "../interrupts.js";
 import { type LocalGraph, toLocalGraph } from "../local-graph.js";
 import type { McpServers } from "../mcp/index.js";
+import { DEFAULT_MAX_RETRIES } from "../models/index.js";
 import { blocksAgent, type ModelProbeResult, ModelProber } from "../models/probe.js";
 import { CLOSED_CALL_TEXT, repairThread } from "../repair.js";
 import { ThreadRuns } from "../thread-runs.js";
@@ -97,6 +98,7 @@ export class AgentHarness implements Harness {
       recursionLimit: options.recursionLimit ?? 50,
       chatUsage: options.onUsage && { sink: options.onUsage, model: this.modelName },
       health: this.#health,
+      maxRetries: options.model ? (options.model.max_retries ?? DEFAULT_MAX_RETRIES) : undefined,
     });
   }
 

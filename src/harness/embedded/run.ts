@@ -15,7 +15,7 @@ import { pendingInterrupts, resumeValue } from "../interrupts.js";
 import type { LocalGraph } from "../local-graph.js";
 import type { AntlerRunContext } from "../middleware/dynamic-context.js";
 import { closeOpenCalls, repairThread } from "../repair.js";
-import { MESSAGES, type RunErrorCode, toRunError } from "../run-errors.js";
+import { failureCause, MESSAGES, type RunErrorCode, toRunError } from "../run-errors.js";
 import { anyReplyNode, modelNodeOnly, RunTranslator, replyFromState } from "../run-events.js";
 import type { ApprovalAnswer, RunEvent, RunImage, RunOptions } from "../types.js";
 import type { UsageTarget } from "../usage.js";
@@ -28,6 +28,8 @@ export interface LocalRunnerOptions {
   recursionLimit: number;
   chatUsage: UsageTarget | undefined;
   health: AgentHealth;
+  /** How often the model client retries a failed request, for the failure's log line. */
+  maxRetries?: number;
 }
 
 /** A run (a new message) or a resume (an answer to the pending question). */
@@ -65,6 +67,17 @@ export class LocalRunner {
 
   constructor(options: LocalRunnerOptions) {
     this.#o = options;
+  }
+
+  /**
+   * One warning line per failed run: the cause in one sentence and, for a model failure, how
+   * often the model client retried at most before giving up (its retries are not logged one by
+   * one). The whole error, every wrapper's stack in it, is logged only at debug level.
+   */
+  #logFailure(log: Logger, err: unknown, code: RunErrorCode): void {
+    const retries = code === "model_error" || code === "rate_limited" ? this.#o.maxRetries : undefined;
+    log.warn({ code, cause: failureCause(err), ...(retries !== undefined ? { max_retries: retries } : {}) }, "run failed");
+    log.debug({ err }, "run failed: the whole error");
   }
 
   /** Streams one run of the thread under `controller` (the thread's run guard holds it). */
@@ -175,7 +188,7 @@ export class LocalRunner {
     } catch (err) {
       const failure = toRunError(err, signal.aborted, signal.reason);
       if (failure.code === "cancelled" || failure.code === "timeout") log.info({ code: failure.code }, "run stopped");
-      else log.warn({ err, code: failure.code }, "run failed");
+      else this.#logFailure(log, err, failure.code);
       const unreachable = failure.message === MESSAGES.unreachable || failure.message === MESSAGES.auth;
       if (!ROUTINE.has(failure.code)) health.fail(failure.message, unreachable);
       if (run.started) await this.#repair(threadId, translator);

@@ -100,3 +100,36 @@ export async function createChatModel(
   }
   return new ModelClass(modelOptions(entry, ModelClass.name, thinking));
 }
+
+/** A model endpoint as logs and banners show it: without a user name or password in it. */
+export function endpointForLog(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  try {
+    const u = new URL(url);
+    u.username = "";
+    u.password = "";
+    return u.toString();
+  } catch {
+    return url;
+  }
+}
+
+/** What the default agent runs on, as the start log and the terminal chat's banner say it. */
+export interface AgentSummary {
+  /** `embedded`, `graph`, `remote` or a `"module:Export"` backend. */
+  backend: string;
+  /** The models[] entry's name and the model id it asks for (embedded agents only). */
+  model?: string;
+  model_id?: string;
+  /** The model's endpoint, without credentials. */
+  base_url?: string;
+}
+
+/** The default agent's backend and, for an embedded one, its model and endpoint; never throws. */
+export function agentSummary(config: Pick<AppConfig, "models" | "agent">): AgentSummary {
+  const backend = config.agent.backend;
+  if (backend !== "embedded") return { backend };
+  const entry = config.models.find((m) => m.name === config.agent.model) ?? config.models[0];
+  if (!entry) return { backend };
+  return { backend, model: entry.name, model_id: entry.model, base_url: endpointForLog(entry.base_url) };
+}

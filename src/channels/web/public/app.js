@@ -4,6 +4,8 @@
  * server-sent events, and posts messages and button clicks. The wire is in ../README.md.
  *
  * Every event handler is idempotent by message id, so a replay after a reconnect shows nothing twice.
+ * While a reply streams the Stop button sends `/stop`; `/new` typed here opens a new conversation,
+ * so the old one stays in the list. A banner says when the agent cannot answer (from /readyz).
  */
 
 const BASE = document.querySelector('meta[name="antler-base"]')?.content ?? "";
@@ -27,6 +29,12 @@ let seq = 0; // the last event id seen on it
 let typingTimer = 0;
 let busyTimer = 0;
 let loaded = Promise.resolve(); // settles once the open conversation's history is shown
+let replyTimer = 0; // hides the Stop button once a reply has been quiet for a while
+let bannerTimer = 0;
+let attachments = []; // files picked for the next message: {id, name, size}
+/** How long a reply may be quiet before the page stops offering Stop. */
+const REPLY_QUIET_MS = 4000;
+const clock = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
 
 /** A random id for conversations and messages: 16 bytes, base64url (22 characters). */
 function randomId() {
@@ -110,6 +118,7 @@ async function boot() {
   }
   notice("");
   show("chat");
+  checkAgent();
   const known = store.list.some((c) => c.id === store.current);
   openConversation(known ? store.current : newConversation());
 }
@@ -150,7 +159,13 @@ function renderSidebar() {
     const link = h("a", { href: `#${c.id}`, textContent: c.title });
     link.dataset.id = c.id;
     if (c.id === conv) link.setAttribute("aria-current", "page");
-    return h("li", {}, link);
+    const rename = h("button", { type: "button", className: "icon", textContent: "✎", title: "Rename" });
+    rename.setAttribute("aria-label", `Rename ${c.title}`);
+    rename.dataset.rename = c.id;
+    const remove = h("button", { type: "button", className: "icon", textContent: "✕", title: "Delete" });
+    remove.setAttribute("aria-label", `Delete ${c.title}`);
+    remove.dataset.delete = c.id;
+    return h("li", {}, link, rename, remove);
   });
   $("conversations").replaceChildren(...items);
   $("chat-heading").textContent = store.list.find((c) => c.id === conv)?.title ?? NEW_TITLE;
@@ -166,7 +181,47 @@ function nameConversation(id, text) {
   renderSidebar();
 }
 
+/** Turns a conversation's title into a text field; Enter or leaving it saves, Escape keeps the old name. */
+function renameConversation(id) {
+  const entry = store.list.find((c) => c.id === id);
+  const item = $("conversations").querySelector(`[data-rename="${id}"]`)?.parentElement;
+  if (!entry || !item) return;
+  const field = h("input", { type: "text", value: entry.title, maxLength: 80, className: "rename" });
+  field.setAttribute("aria-label", "New name");
+  let done = false;
+  const finish = (save) => {
+    if (done) return;
+    done = true;
+    const title = field.value.trim().replace(/\s+/g, " ");
+    if (save && title) entry.title = title;
+    saveStore();
+    renderSidebar();
+  };
+  field.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") finish(true);
+    if (event.key === "Escape") finish(false);
+  });
+  field.addEventListener("blur", () => finish(true));
+  item.replaceChildren(field);
+  field.focus();
+  field.select();
+}
+
+/** Removes a conversation from this browser's list (the agent's thread stays on the server). */
+function deleteConversation(id) {
+  const entry = store.list.find((c) => c.id === id);
+  if (!entry || !confirm(`Delete "${entry.title}" from this list?`)) return;
+  store.list = store.list.filter((c) => c.id !== id);
+  saveStore();
+  if (id !== conv) return renderSidebar();
+  openConversation(store.list[0]?.id ?? newConversation());
+}
+
 $("conversations").addEventListener("click", (event) => {
+  const rename = event.target.closest("button[data-rename]");
+  if (rename) return renameConversation(rename.dataset.rename);
+  const remove = event.target.closest("button[data-delete]");
+  if (remove) return deleteConversation(remove.dataset.delete);
   const link = event.target.closest("a[data-id]");
   if (!link) return;
   event.preventDefault();
@@ -198,6 +253,7 @@ async function loadConversation(id) {
   saveStore();
   renderSidebar();
   setTyping(0);
+  setReplying(false);
   $("messages").replaceChildren();
   let res;
   try {
@@ -210,7 +266,7 @@ async function loadConversation(id) {
   notice("");
   $("messages").replaceChildren();
   for (const m of res.data.messages ?? []) {
-    if (m.role === "user") addUser(m.id, m.text);
+    if (m.role === "user") addUser(m.id, m.text, m.at);
     else upsertBot(m);
   }
   for (const waiting of res.data.waiting ?? (res.data.pending ? [res.data.pending] : [])) upsertBot(waiting);
@@ -233,13 +289,17 @@ function openStream(id) {
   const reply = (m) => {
     setTyping(0);
     upsertBot(m);
+    setReplying(true);
   };
   on("message", reply);
   on("edit", reply);
-  on("typing", (t) => setTyping(t.ms));
+  on("typing", (t) => {
+    setTyping(t.ms);
+    setReplying(true);
+  });
   on("file", addFile);
   on("user", (m) => {
-    if (!findMessage(m.id)) addUser(m.id, m.text);
+    if (!findMessage(m.id)) addUser(m.id, m.text, m.at);
   });
   on("reset", () => openConversation(id));
   // Tests and styles read whether replies can arrive: "open" or "connecting".
@@ -260,8 +320,11 @@ function findMessage(id) {
   return [...$("messages").children].find((el) => el.dataset.id === id);
 }
 
-function messageShell(id, role, who) {
-  const label = h("h3", { className: "who", textContent: who });
+/** A message's frame: who wrote it and when (`at`, ms since epoch; now when the server names no time). */
+function messageShell(id, role, who, at = Date.now()) {
+  const when = new Date(at);
+  const time = h("time", { dateTime: when.toISOString(), textContent: clock.format(when), title: when.toLocaleString() });
+  const label = h("h3", { className: "who" }, `${who} `, time);
   const el = h("article", { className: `msg ${role}` }, label, h("div", { className: "body" }));
   el.dataset.id = id;
   el.dataset.role = role;
@@ -274,8 +337,8 @@ function append(el) {
   scrollDown(stick);
 }
 
-function addUser(id, text) {
-  const el = messageShell(id, "user", "You");
+function addUser(id, text, at) {
+  const el = messageShell(id, "user", "You", at);
   el.querySelector(".body").textContent = text;
   append(el);
 }
@@ -285,12 +348,13 @@ function upsertBot(m) {
   const stick = nearBottom();
   let el = findMessage(m.id);
   if (!el) {
-    el = messageShell(m.id, "assistant", "Antler");
+    el = messageShell(m.id, "assistant", "Antler", m.at);
     $("messages").append(el);
   }
   const body = el.querySelector(".body");
   if (m.html !== undefined) body.innerHTML = m.html;
   else body.textContent = m.text ?? "";
+  for (const pre of body.querySelectorAll("pre")) addCopyButton(pre);
   for (const a of body.querySelectorAll("a[href]")) {
     a.target = "_blank";
     a.rel = "noopener noreferrer";
@@ -300,6 +364,25 @@ function upsertBot(m) {
   else setButtonsDisabled(el, false);
   markBusy();
   scrollDown(stick);
+}
+
+/** A Copy button on a code block: copies the code's text, and says so for a moment. */
+function addCopyButton(pre) {
+  const button = h("button", { type: "button", className: "copy", textContent: "Copy" });
+  button.setAttribute("aria-label", "Copy code");
+  button.addEventListener("click", async () => {
+    const code = pre.querySelector("code")?.textContent ?? pre.textContent;
+    try {
+      await navigator.clipboard.writeText(code);
+      button.textContent = "Copied";
+    } catch {
+      button.textContent = "Copy failed";
+    }
+    setTimeout(() => {
+      button.textContent = "Copy";
+    }, 1500);
+  });
+  pre.prepend(button);
 }
 
 function renderButtons(el, buttons) {
@@ -330,7 +413,7 @@ async function clickButton(el, buttonId) {
 
 function addFile(f) {
   if (findMessage(f.id)) return;
-  const el = messageShell(f.id, "assistant", "Antler");
+  const el = messageShell(f.id, "assistant", "Antler", f.at);
   const body = el.querySelector(".body");
   if (f.kind === "image") body.append(h("img", { src: f.url, alt: f.name }));
   const size = f.size ? ` (${Math.max(1, Math.round(f.size / 1024))} KB)` : "";
@@ -366,14 +449,106 @@ function scrollDown(stick) {
 $("composer").addEventListener("submit", async (event) => {
   event.preventDefault();
   const text = $("composer-text").value;
-  if (!text.trim() || !conv) return;
+  const files = attachments;
+  if ((!text.trim() && files.length === 0) || !conv) return;
   $("composer-text").value = "";
+  if (/^\/new\s*$/i.test(text.trim()) && files.length === 0) {
+    // A new conversation beside this one, so this one stays reachable in the list.
+    return openConversation(newConversation());
+  }
+  setAttachments([]);
   await loaded; // the history replaces the list: show the message after it
   const id = randomId();
-  addUser(id, text);
-  nameConversation(conv, text);
-  send(conv, id, text);
+  const shown = files.length ? `${text}${text ? "\n" : ""}${files.map((f) => `📎 ${f.name}`).join("\n")}` : text;
+  addUser(id, shown);
+  nameConversation(conv, text || files[0].name);
+  send(conv, id, text, files.map((f) => f.id));
 });
+
+$("stop").addEventListener("click", () => {
+  if (!conv) return;
+  const id = randomId();
+  addUser(id, "/stop");
+  send(conv, id, "/stop");
+  setReplying(false);
+});
+
+/** Shows Stop while a reply is on its way: from a sent message until the reply has been quiet a while. */
+function setReplying(on) {
+  clearTimeout(replyTimer);
+  $("stop").hidden = !on;
+  if (on) replyTimer = setTimeout(() => setReplying(false), REPLY_QUIET_MS);
+}
+
+// --- Files ------------------------------------------------------------------------------------
+
+$("composer-file").addEventListener("change", async (event) => {
+  const picked = [...event.target.files];
+  event.target.value = "";
+  for (const file of picked) {
+    const failure = await upload(file);
+    if (failure) notice(`${file.name} was not attached: ${failure}`);
+  }
+});
+
+/** Uploads one file to the conversation; resolves null once it is attached, else the reason. */
+async function upload(file) {
+  if (!conv) return "no conversation is open";
+  try {
+    const res = await fetch(`${BASE}/api/conversations/${conv}/uploads`, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "content-type": file.type || "application/octet-stream", "x-file-name": encodeURIComponent(file.name) },
+      body: file,
+    });
+    const data = await res.json().catch(() => ({}));
+    if (!res.ok) return errorText({ status: res.status, data });
+    setAttachments([...attachments, { id: data.id, name: file.name, size: file.size }]);
+    notice("");
+    return null;
+  } catch {
+    return OFFLINE;
+  }
+}
+
+function setAttachments(list) {
+  attachments = list;
+  const chips = list.map((f) => {
+    const remove = h("button", { type: "button", className: "icon", textContent: "✕" });
+    remove.setAttribute("aria-label", `Remove ${f.name}`);
+    remove.addEventListener("click", () => setAttachments(attachments.filter((a) => a !== f)));
+    return h("span", { className: "chip" }, `📎 ${f.name} `, remove);
+  });
+  $("attached").replaceChildren(...chips);
+  $("attached").hidden = list.length === 0;
+}
+
+// --- The agent's state ------------------------------------------------------------------------
+
+/** Asks /readyz whether the default agent can answer; shows a banner until it can. */
+async function checkAgent() {
+  clearTimeout(bannerTimer);
+  let agent = null;
+  try {
+    const res = await fetch("/readyz", { credentials: "same-origin" });
+    agent = (await res.json().catch(() => ({}))).agent ?? null;
+  } catch {
+    agent = null;
+  }
+  const down = agent && !agent.reachable;
+  $("banner").hidden = !down;
+  if (!down) return;
+  $("banner").textContent = bannerText(agent);
+  bannerTimer = setTimeout(checkAgent, 5000);
+}
+
+function bannerText(agent) {
+  const problem = agent.problem ? ` (${agent.problem})` : "";
+  if (agent.backend === "remote")
+    return `The agent server cannot answer yet${problem}. Check agent.url in the config and that the server runs.`;
+  if (agent.backend === "graph") return `The agent graph cannot answer yet${problem}.`;
+  return `No model answers yet${problem}. Set models[].base_url and api_key in the config (or OPENAI_BASE_URL and OPENAI_API_KEY), then restart Antler.`;
+}
 
 $("composer-text").addEventListener("keydown", (event) => {
   if (event.key !== "Enter" || event.shiftKey || event.isComposing) return;
@@ -382,17 +557,21 @@ $("composer-text").addEventListener("keydown", (event) => {
 });
 
 /** Posts a user message; a failure marks it "not sent" with a Retry that reuses its id. */
-async function send(convId, id, text) {
+async function send(convId, id, text, files = []) {
   const el = findMessage(id);
   el?.querySelector(".status")?.remove();
   el?.classList.remove("failed");
-  const failure = await post(`/conversations/${convId}/messages`, { id, text });
-  if (!failure || !el?.isConnected) return;
+  const failure = await post(`/conversations/${convId}/messages`, files.length ? { id, text, files } : { id, text });
+  if (!failure) {
+    if (text !== "/stop" && convId === conv) setReplying(true);
+    return;
+  }
+  if (!el?.isConnected) return;
   el.classList.add("failed");
   const retry = h("button", { type: "button", textContent: "Retry" });
   retry.addEventListener("click", () => {
     $("composer-text").focus();
-    send(convId, id, text);
+    send(convId, id, text, files);
   });
   const why = /^not sent/i.test(failure) ? failure : `Not sent: ${failure}`;
   el.append(h("p", { className: "status", textContent: `${why} ` }, retry));

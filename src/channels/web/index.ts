@@ -203,7 +203,8 @@ export class WebChannel extends LifecycleChannel implements Channel {
   private getSession(req: IncomingMessage, res: ServerResponse): void {
     if (this.refused(req, res)) return;
     const id = this.auth.ensureClient(req, res);
-    sendJson(res, 200, { user: { id }, title: this.config.title, channel: this.name, login: false });
+    const { maxFileBytes } = this.uploads;
+    sendJson(res, 200, { user: { id }, title: this.config.title, channel: this.name, login: false, maxFileBytes });
   }
 
   private async postSession(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -4,13 +4,15 @@
  * rather than the server's 1 MiB webhook limit); the message that follows names their ids, and
  * becomes an InboundMessage with attachments like any platform's. The core then checks type and
  * size against `media:` and downloads them through the channel's `download`, which reads them
- * from here. Uploads live in memory (128 MiB in all, the oldest giving way), each readable only
+ * from here. A file over the limit is not uploaded: the message names it (`{name, size, mime}`)
+ * and the core refuses it by its stated size with the same notice every platform gets, while the
+ * message's text is still handled. Uploads live in memory (128 MiB in all, the oldest giving way), each readable only
  * by the browser that sent it.
  */
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { mimeFromName } from "../kit/downloads.js";
-import { HttpError, readBody } from "../../server/http.js";
+import { HttpError, isJsonObject, readBody } from "../../server/http.js";
 import type { InboundAttachment } from "../types.js";
 
 /** Uploads kept at most, in bytes, before the oldest give way. */
@@ -69,7 +71,8 @@ export class UploadShelf {
     if (!Array.isArray(files) || files.length > MAX_FILES_PER_MESSAGE) {
       throw new HttpError(400, `files must be a list of at most ${MAX_FILES_PER_MESSAGE} upload ids`);
     }
-    return files.map((id) => {
+    return files.map((id): InboundAttachment => {
+      if (isJsonObject(id)) return this.oversized(id);
       const upload = typeof id === "string" && UPLOAD_ID.test(id) ? this.uploads.get(id) : undefined;
       if (!upload || upload.owner !== owner) {
         throw new HttpError(404, "An attached file is gone (from before a restart?). Please attach it again.");
@@ -77,6 +80,17 @@ export class UploadShelf {
       const kind = upload.mime.startsWith("image/") ? "image" : upload.mime.startsWith("audio/") ? "audio" : "file";
       return { kind, name: upload.name, mime: upload.mime, size: upload.data.byteLength, source: { upload: id } };
     });
+  }
+
+  /** A file the page did not upload because it is over the limit: the core refuses it by its size. */
+  private oversized(file: Record<string, unknown>): InboundAttachment {
+    const { name, size, mime } = file;
+    if (typeof name !== "string" || !name || typeof size !== "number" || size <= this.maxFileBytes) {
+      throw new HttpError(400, "a file named in files is an upload id, or {name, size, mime} for a file over the limit");
+    }
+    const type = typeof mime === "string" && mime ? mime : "application/octet-stream";
+    const kind = type.startsWith("image/") ? "image" : type.startsWith("audio/") ? "audio" : "file";
+    return { kind, name: name.slice(0, 200), mime: type, size, source: { oversized: true } };
   }
 
   /** The bytes of an attachment made by {@link attachments}, for the channel's `download`. */

@@ -32,6 +32,7 @@ let loaded = Promise.resolve(); // settles once the open conversation's history 
 let replyTimer = 0; // hides the Stop button once a reply has been quiet for a while
 let bannerTimer = 0;
 let attachments = []; // files picked for the next message: {id, name, size}
+let maxFileBytes = Number.POSITIVE_INFINITY; // media.max_file_mb, from the session
 /** How long a reply may be quiet before the page stops offering Stop. */
 const REPLY_QUIET_MS = 4000;
 const clock = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
@@ -112,6 +113,7 @@ async function boot() {
     show(null);
     return notice(errorText(res));
   }
+  if (typeof res.data.maxFileBytes === "number") maxFileBytes = res.data.maxFileBytes;
   if (res.data.title) {
     $("app-title").textContent = res.data.title;
     document.title = res.data.title;
@@ -364,6 +366,7 @@ function upsertBot(m) {
   else setButtonsDisabled(el, false);
   markBusy();
   scrollDown(stick);
+  if (!$("banner").hidden) checkAgent(); // a reply may mean the agent answers now
 }
 
 /** A Copy button on a code block: copies the code's text, and says so for a moment. */
@@ -494,6 +497,12 @@ $("composer-file").addEventListener("change", async (event) => {
 /** Uploads one file to the conversation; resolves null once it is attached, else the reason. */
 async function upload(file) {
   if (!conv) return "no conversation is open";
+  if (file.size > maxFileBytes) {
+    // Not uploaded: the message names it, and the agent's side answers that it is over the limit.
+    const named = { name: file.name, size: file.size, mime: file.type || "application/octet-stream" };
+    setAttachments([...attachments, { id: named, name: file.name, size: file.size }]);
+    return null;
+  }
   try {
     const res = await fetch(`${BASE}/api/conversations/${conv}/uploads`, {
       method: "POST",

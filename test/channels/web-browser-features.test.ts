@@ -59,7 +59,7 @@ describe("web chat features in headless Chromium", () => {
     }
     expect(await page.locator(ASSISTANT).count()).toBe(10);
     expect(await onScreen(page, "#composer-text")).toBe(true);
-    expect(await onScreen(page, "#send")).toBe(true);
+    expect(await onScreen(page, "#composer")).toBe(true);
     expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
     // Every message shows when it was sent.
     expect(await page.locator(".msg time").count()).toBe(20);
@@ -95,7 +95,10 @@ describe("web chat features in headless Chromium", () => {
     await stop.waitFor();
     await shot(page, "streaming-stop");
     await stop.click();
-    await page.locator(USER).filter({ hasText: /^\/stop$/ }).waitFor();
+    await page
+      .locator(USER)
+      .filter({ hasText: /^\/stop$/ })
+      .waitFor();
     await expect.poll(() => stop.isHidden(), { timeout: 10_000 }).toBe(true);
     await new Promise((r) => setTimeout(r, 1500));
     const texts = await page.locator(ASSISTANT).allTextContents();
@@ -176,7 +179,10 @@ describe("web chat features in headless Chromium", () => {
     await page.locator(".chip", { hasText: "report.pdf" }).waitFor();
     await say(page, "Summarize this.");
     await reply(page, "The numbers are up.");
-    const toolResult = shared.model.requests.at(-1)!.messages.filter((m) => m.role === "tool").at(-1);
+    const toolResult = shared.model.requests
+      .at(-1)!
+      .messages.filter((m) => m.role === "tool")
+      .at(-1);
     expect(contentText(toolResult?.content)).toContain("Quarterly numbers are up");
     expect(await page.locator(USER).last().textContent()).toContain("report.pdf");
     await shot(page, "upload-390");

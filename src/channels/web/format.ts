@@ -4,10 +4,8 @@
  * HTML from the agent survives. Links are made only for `http`, `https` and `mailto` targets,
  * and images become links, so a reply never loads anything from elsewhere. Blocks stay separated
  * by the renderer's newlines, which the page keeps (`white-space: pre-wrap`). Lists are real
- * `<ol>`/`<ul>` elements, nested as written: {@link toHtml} lifts them out of the Markdown before
- * the shared renderer (which writes lists as marked lines) sees the rest.
+ * `<ol>`/`<ul>` elements, nested as written, with no newlines between their tags.
  */
-import { Lexer, type Token, type Tokens } from "marked";
 import { type LinkInfo, labelAndTarget, type MarkdownEmitter, renderMarkdown } from "../markdown/index.js";
 
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
@@ -41,6 +39,15 @@ export const htmlEmitter: MarkdownEmitter = {
     return `<pre><code${tag}>${escapeHtml(code)}</code></pre>`;
   },
   blockquote: (inner) => `<blockquote>${inner}</blockquote>`,
+  list: (items) => {
+    const first = items[0]?.item;
+    const start = first?.ordered && first.number !== 1 ? ` start="${first.number}"` : "";
+    const lis = items.map(({ inner, item }) => {
+      const box = item.task ? (item.checked ? "☑ " : "☐ ") : "";
+      return `<li>${box}${inner.replace(/\n*(<\/?(?:ol|ul)\b[^>]*>)\n*/g, "$1")}</li>`;
+    });
+    return first?.ordered ? `<ol${start}>${lis.join("")}</ol>` : `<ul>${lis.join("")}</ul>`;
+  },
   hr: () => "<hr>",
   table: (table) => {
     const cells = (row: string[], tag: "th" | "td") =>
@@ -52,49 +59,7 @@ export const htmlEmitter: MarkdownEmitter = {
 /** Block elements: the renderer's blank lines around them would show as extra space. */
 const AROUND_BLOCKS = /\n*(<(?:pre|blockquote|table)>|<hr>)|(<\/(?:pre|blockquote|table)>|<hr>)\n*/g;
 
-/** List tags: the page keeps newlines, so none may stand between them. */
-const AROUND_LISTS = /\s*(<\/?(?:ol|ul|li)(?: start="\d+")?>)\s*/g;
-
 /** Markdown as the page's HTML. */
 export function toHtml(markdown: string): string {
-  let tokens: Token[];
-  try {
-    tokens = new Lexer({ gfm: true }).lex(markdown);
-  } catch {
-    return blocks(markdown);
-  }
-  if (!tokens.some((t) => t.type === "list")) return blocks(markdown);
-  // Runs of non-list blocks go to the renderer whole (so reference links keep working within them).
-  const parts: string[] = [];
-  let run = "";
-  for (const token of tokens) {
-    if (token.type !== "list") {
-      run += token.raw;
-      continue;
-    }
-    if (run.trim()) parts.push(blocks(run));
-    run = "";
-    parts.push(listHtml(token as Tokens.List));
-  }
-  if (run.trim()) parts.push(blocks(run));
-  return parts.join("\n");
-}
-
-function blocks(markdown: string): string {
   return renderMarkdown(markdown, htmlEmitter).replace(AROUND_BLOCKS, (_m, open?: string, close?: string) => open ?? close ?? "");
-}
-
-/** One list, its items rendered by the shared renderer and its nested lists as lists again. */
-function listHtml(list: Tokens.List): string {
-  const start = typeof list.start === "number" && list.start !== 1 ? ` start="${list.start}"` : "";
-  const items = list.items.map((item) => {
-    const box = item.task ? (item.checked ? "☑ " : "☐ ") : "";
-    const inner = item.tokens
-      .filter((child) => child.type !== "checkbox")
-      .map((child) => (child.type === "list" ? listHtml(child as Tokens.List) : blocks(child.raw.trim())))
-      .join("\n");
-    return `<li>${box}${inner}</li>`;
-  });
-  const html = list.ordered ? `<ol${start}>${items.join("")}</ol>` : `<ul>${items.join("")}</ul>`;
-  return html.replace(AROUND_LISTS, "$1");
 }

@@ -113,9 +113,9 @@ export class WebChannel extends LifecycleChannel implements Channel {
       handler: (req: IncomingMessage, res: ServerResponse, p: Record<string, string>) => unknown,
     ) => this.http.route(method, path, handler);
     route("GET", base, (req, res) => this.asset(req, res, "index.html"));
-    route("GET", `${base}/app.js`, (req, res) => this.asset(req, res, "app.js"));
-    route("GET", `${base}/app.css`, (req, res) => this.asset(req, res, "app.css"));
-    route("GET", `${base}/favicon.svg`, (req, res) => this.asset(req, res, "favicon.svg"));
+    for (const name of Object.keys(ASSETS) as Asset[]) {
+      if (name !== "index.html") route("GET", `${base}/${name}`, (req, res) => this.asset(req, res, name));
+    }
     this.mountFavicon();
     route("GET", `${api}/session`, (req, res) => this.getSession(req, res));
     route("POST", `${api}/session`, (req, res) => this.postSession(req, res));

@@ -17,6 +17,9 @@ export const PAGE_HEADERS = {
 export const ASSETS = {
   "index.html": "text/html; charset=utf-8",
   "app.js": "text/javascript; charset=utf-8",
+  "dom.js": "text/javascript; charset=utf-8",
+  "conversations.js": "text/javascript; charset=utf-8",
+  "extras.js": "text/javascript; charset=utf-8",
   "app.css": "text/css; charset=utf-8",
   "favicon.svg": "image/svg+xml",
 } as const;

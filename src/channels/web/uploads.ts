@@ -11,8 +11,8 @@
  */
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import { mimeFromName } from "../kit/downloads.js";
 import { HttpError, isJsonObject, readBody } from "../../server/http.js";
+import { mimeFromName } from "../kit/downloads.js";
 import type { InboundAttachment } from "../types.js";
 
 /** Uploads kept at most, in bytes, before the oldest give way. */
@@ -40,7 +40,9 @@ export class UploadShelf {
     if (typeof header !== "string" || header === "") throw new HttpError(400, "send the file's name in x-file-name");
     let name: string;
     try {
-      name = decodeURIComponent(header).replace(/[\\/\0]/g, "_").slice(0, 200);
+      name = decodeURIComponent(header)
+        .replace(/[\\/\0]/g, "_")
+        .slice(0, 200);
     } catch {
       throw new HttpError(400, "x-file-name must be percent-encoded UTF-8");
     }

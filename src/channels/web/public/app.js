@@ -1,5 +1,6 @@
 /**
- * The web chat page: one plain ES module, no framework and no build step. It keeps the list of
+ * The web chat page: plain ES modules (this one, dom.js, conversations.js, extras.js), no
+ * framework and no build step. It keeps the list of
  * conversations in localStorage, reads a conversation's history as JSON, follows its replies as
  * server-sent events, and posts messages and button clicks. The wire is in ../README.md.
  *
@@ -8,21 +9,18 @@
  * so the old one stays in the list. A banner says when the agent cannot answer (from /readyz).
  */
 
-const BASE = document.querySelector('meta[name="antler-base"]')?.content ?? "";
-const STORE_KEY = `antler-chat:${BASE}`;
-const ID_RE = /^[A-Za-z0-9_-]{8,64}$/;
-const NEW_TITLE = "New chat";
-const $ = (id) => document.getElementById(id);
-const OFFLINE = "The chat server cannot be reached.";
+import {
+  deleteConversation,
+  nameConversation,
+  newConversation,
+  renameConversation,
+  renderSidebar,
+  saveStore,
+  store,
+} from "./conversations.js";
+import { $, BASE, errorText, h, OFFLINE, randomId } from "./dom.js";
+import { addCopyButton, attachments, checkAgent } from "./extras.js";
 
-/** A new element with properties and children. */
-function h(tag, props = {}, ...children) {
-  const el = Object.assign(document.createElement(tag), props);
-  el.append(...children);
-  return el;
-}
-
-const store = loadStore();
 let conv = null; // the open conversation's id
 let source = null; // its EventSource
 let seq = 0; // the last event id seen on it
@@ -30,35 +28,9 @@ let typingTimer = 0;
 let busyTimer = 0;
 let loaded = Promise.resolve(); // settles once the open conversation's history is shown
 let replyTimer = 0; // hides the Stop button once a reply has been quiet for a while
-let bannerTimer = 0;
-let attachments = []; // files picked for the next message: {id, name, size}
-let maxFileBytes = Number.POSITIVE_INFINITY; // media.max_file_mb, from the session
 /** How long a reply may be quiet before the page stops offering Stop. */
 const REPLY_QUIET_MS = 4000;
 const clock = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
-
-/** A random id for conversations and messages: 16 bytes, base64url (22 characters). */
-function randomId() {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return btoa(String.fromCharCode(...bytes))
-    .replace(/\+/g, "-")
-    .replace(/\//g, "_")
-    .replace(/=+$/, "");
-}
-
-function loadStore() {
-  try {
-    const saved = JSON.parse(localStorage.getItem(STORE_KEY) ?? "{}");
-    const list = Array.isArray(saved.list) ? saved.list.filter((c) => ID_RE.test(c?.id ?? "")) : [];
-    return { current: typeof saved.current === "string" ? saved.current : null, list };
-  } catch {
-    return { current: null, list: [] };
-  }
-}
-
-function saveStore() {
-  localStorage.setItem(STORE_KEY, JSON.stringify(store));
-}
 
 /** Calls the API; resolves {ok, status, data} (data is the JSON body or {}), rejects on a network error. */
 async function api(method, path, body) {
@@ -81,12 +53,6 @@ async function post(path, body) {
   } catch {
     return OFFLINE;
   }
-}
-
-function errorText(res) {
-  if (res.data?.error) return res.data.error;
-  if (res.status === 503) return "The gateway is starting or stopping; try again in a moment.";
-  return `The server answered ${res.status}.`;
 }
 
 function show(section) {
@@ -113,7 +79,7 @@ async function boot() {
     show(null);
     return notice(errorText(res));
   }
-  if (typeof res.data.maxFileBytes === "number") maxFileBytes = res.data.maxFileBytes;
+  if (typeof res.data.maxFileBytes === "number") attachments.maxFileBytes = res.data.maxFileBytes;
   if (res.data.title) {
     $("app-title").textContent = res.data.title;
     document.title = res.data.title;
@@ -149,81 +115,15 @@ $("login-form").addEventListener("submit", async (event) => {
 
 // --- Conversations ----------------------------------------------------------------------------
 
-function newConversation() {
-  const id = randomId();
-  store.list.unshift({ id, title: NEW_TITLE });
-  saveStore();
-  return id;
-}
-
-function renderSidebar() {
-  const items = store.list.map((c) => {
-    const link = h("a", { href: `#${c.id}`, textContent: c.title });
-    link.dataset.id = c.id;
-    if (c.id === conv) link.setAttribute("aria-current", "page");
-    const rename = h("button", { type: "button", className: "icon", textContent: "✎", title: "Rename" });
-    rename.setAttribute("aria-label", `Rename ${c.title}`);
-    rename.dataset.rename = c.id;
-    const remove = h("button", { type: "button", className: "icon", textContent: "✕", title: "Delete" });
-    remove.setAttribute("aria-label", `Delete ${c.title}`);
-    remove.dataset.delete = c.id;
-    return h("li", {}, link, rename, remove);
-  });
-  $("conversations").replaceChildren(...items);
-  $("chat-heading").textContent = store.list.find((c) => c.id === conv)?.title ?? NEW_TITLE;
-}
-
-/** Names an untitled conversation after its first user message (commands don't count). */
-function nameConversation(id, text) {
-  const entry = store.list.find((c) => c.id === id);
-  const line = text.trim().replace(/\s+/g, " ");
-  if (!entry || entry.title !== NEW_TITLE || !line || line.startsWith("/")) return;
-  entry.title = line.length > 40 ? `${line.slice(0, 40)}…` : line;
-  saveStore();
-  renderSidebar();
-}
-
-/** Turns a conversation's title into a text field; Enter or leaving it saves, Escape keeps the old name. */
-function renameConversation(id) {
-  const entry = store.list.find((c) => c.id === id);
-  const item = $("conversations").querySelector(`[data-rename="${id}"]`)?.parentElement;
-  if (!entry || !item) return;
-  const field = h("input", { type: "text", value: entry.title, maxLength: 80, className: "rename" });
-  field.setAttribute("aria-label", "New name");
-  let done = false;
-  const finish = (save) => {
-    if (done) return;
-    done = true;
-    const title = field.value.trim().replace(/\s+/g, " ");
-    if (save && title) entry.title = title;
-    saveStore();
-    renderSidebar();
-  };
-  field.addEventListener("keydown", (event) => {
-    if (event.key === "Enter") finish(true);
-    if (event.key === "Escape") finish(false);
-  });
-  field.addEventListener("blur", () => finish(true));
-  item.replaceChildren(field);
-  field.focus();
-  field.select();
-}
-
-/** Removes a conversation from this browser's list (the agent's thread stays on the server). */
-function deleteConversation(id) {
-  const entry = store.list.find((c) => c.id === id);
-  if (!entry || !confirm(`Delete "${entry.title}" from this list?`)) return;
-  store.list = store.list.filter((c) => c.id !== id);
-  saveStore();
-  if (id !== conv) return renderSidebar();
-  openConversation(store.list[0]?.id ?? newConversation());
-}
-
 $("conversations").addEventListener("click", (event) => {
   const rename = event.target.closest("button[data-rename]");
   if (rename) return renameConversation(rename.dataset.rename);
   const remove = event.target.closest("button[data-delete]");
-  if (remove) return deleteConversation(remove.dataset.delete);
+  if (remove) {
+    const id = remove.dataset.delete;
+    if (deleteConversation(id) && id === conv) openConversation(store.list[0]?.id ?? newConversation());
+    return;
+  }
   const link = event.target.closest("a[data-id]");
   if (!link) return;
   event.preventDefault();
@@ -369,25 +269,6 @@ function upsertBot(m) {
   if (!$("banner").hidden) checkAgent(); // a reply may mean the agent answers now
 }
 
-/** A Copy button on a code block: copies the code's text, and says so for a moment. */
-function addCopyButton(pre) {
-  const button = h("button", { type: "button", className: "copy", textContent: "Copy" });
-  button.setAttribute("aria-label", "Copy code");
-  button.addEventListener("click", async () => {
-    const code = pre.querySelector("code")?.textContent ?? pre.textContent;
-    try {
-      await navigator.clipboard.writeText(code);
-      button.textContent = "Copied";
-    } catch {
-      button.textContent = "Copy failed";
-    }
-    setTimeout(() => {
-      button.textContent = "Copy";
-    }, 1500);
-  });
-  pre.prepend(button);
-}
-
 function renderButtons(el, buttons) {
   el.querySelector(".buttons")?.remove();
   if (buttons.length === 0) return;
@@ -452,20 +333,25 @@ function scrollDown(stick) {
 $("composer").addEventListener("submit", async (event) => {
   event.preventDefault();
   const text = $("composer-text").value;
-  const files = attachments;
+  const files = attachments.list;
   if ((!text.trim() && files.length === 0) || !conv) return;
   $("composer-text").value = "";
   if (/^\/new\s*$/i.test(text.trim()) && files.length === 0) {
     // A new conversation beside this one, so this one stays reachable in the list.
     return openConversation(newConversation());
   }
-  setAttachments([]);
+  attachments.set([]);
   await loaded; // the history replaces the list: show the message after it
   const id = randomId();
   const shown = files.length ? `${text}${text ? "\n" : ""}${files.map((f) => `📎 ${f.name}`).join("\n")}` : text;
   addUser(id, shown);
   nameConversation(conv, text || files[0].name);
-  send(conv, id, text, files.map((f) => f.id));
+  send(
+    conv,
+    id,
+    text,
+    files.map((f) => f.id),
+  );
 });
 
 $("stop").addEventListener("click", () => {
@@ -483,86 +369,19 @@ function setReplying(on) {
   if (on) replyTimer = setTimeout(() => setReplying(false), REPLY_QUIET_MS);
 }
 
-// --- Files ------------------------------------------------------------------------------------
+$("composer-text").addEventListener("keydown", (event) => {
+  if (event.key !== "Enter" || event.shiftKey || event.isComposing) return;
+  event.preventDefault();
+  $("composer").requestSubmit();
+});
 
 $("composer-file").addEventListener("change", async (event) => {
   const picked = [...event.target.files];
   event.target.value = "";
   for (const file of picked) {
-    const failure = await upload(file);
-    if (failure) notice(`${file.name} was not attached: ${failure}`);
+    const failure = conv ? await attachments.upload(conv, file) : "no conversation is open";
+    notice(failure ? `${file.name} was not attached: ${failure}` : "");
   }
-});
-
-/** Uploads one file to the conversation; resolves null once it is attached, else the reason. */
-async function upload(file) {
-  if (!conv) return "no conversation is open";
-  if (file.size > maxFileBytes) {
-    // Not uploaded: the message names it, and the agent's side answers that it is over the limit.
-    const named = { name: file.name, size: file.size, mime: file.type || "application/octet-stream" };
-    setAttachments([...attachments, { id: named, name: file.name, size: file.size }]);
-    return null;
-  }
-  try {
-    const res = await fetch(`${BASE}/api/conversations/${conv}/uploads`, {
-      method: "POST",
-      credentials: "same-origin",
-      headers: { "content-type": file.type || "application/octet-stream", "x-file-name": encodeURIComponent(file.name) },
-      body: file,
-    });
-    const data = await res.json().catch(() => ({}));
-    if (!res.ok) return errorText({ status: res.status, data });
-    setAttachments([...attachments, { id: data.id, name: file.name, size: file.size }]);
-    notice("");
-    return null;
-  } catch {
-    return OFFLINE;
-  }
-}
-
-function setAttachments(list) {
-  attachments = list;
-  const chips = list.map((f) => {
-    const remove = h("button", { type: "button", className: "icon", textContent: "✕" });
-    remove.setAttribute("aria-label", `Remove ${f.name}`);
-    remove.addEventListener("click", () => setAttachments(attachments.filter((a) => a !== f)));
-    return h("span", { className: "chip" }, `📎 ${f.name} `, remove);
-  });
-  $("attached").replaceChildren(...chips);
-  $("attached").hidden = list.length === 0;
-}
-
-// --- The agent's state ------------------------------------------------------------------------
-
-/** Asks /readyz whether the default agent can answer; shows a banner until it can. */
-async function checkAgent() {
-  clearTimeout(bannerTimer);
-  let agent = null;
-  try {
-    const res = await fetch("/readyz", { credentials: "same-origin" });
-    agent = (await res.json().catch(() => ({}))).agent ?? null;
-  } catch {
-    agent = null;
-  }
-  const down = agent && !agent.reachable;
-  $("banner").hidden = !down;
-  if (!down) return;
-  $("banner").textContent = bannerText(agent);
-  bannerTimer = setTimeout(checkAgent, 5000);
-}
-
-function bannerText(agent) {
-  const problem = agent.problem ? ` (${agent.problem})` : "";
-  if (agent.backend === "remote")
-    return `The agent server cannot answer yet${problem}. Check agent.url in the config and that the server runs.`;
-  if (agent.backend === "graph") return `The agent graph cannot answer yet${problem}.`;
-  return `No model answers yet${problem}. Set models[].base_url and api_key in the config (or OPENAI_BASE_URL and OPENAI_API_KEY), then restart Antler.`;
-}
-
-$("composer-text").addEventListener("keydown", (event) => {
-  if (event.key !== "Enter" || event.shiftKey || event.isComposing) return;
-  event.preventDefault();
-  $("composer").requestSubmit();
 });
 
 /** Posts a user message; a failure marks it "not sent" with a Retry that reuses its id. */

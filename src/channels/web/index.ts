@@ -124,8 +124,10 @@ export class WebChannel extends LifecycleChannel implements Channel {
     route("POST", `${api}/conversations/:conv/messages`, (req, res, p) => this.postMessage(req, res, p, sink));
     route("POST", `${api}/conversations/:conv/actions`, (req, res, p) => this.postAction(req, res, p, sink));
     route("GET", `${api}/files/:file`, (req, res, p) => this.getFile(req, res, p));
+    // The upload shelf bounds the body itself, once the caller may use the chat, with a refusal
+    // that names media.max_file_mb; a little more here lets that message be the one sent.
     this.http.route("POST", `${api}/conversations/:conv/uploads`, (req, res, p) => this.postUpload(req, res, p), {
-      maxBodyBytes: this.uploads.maxFileBytes,
+      maxBodyBytes: 2 * this.uploads.maxFileBytes,
     });
     this.heartbeat = setInterval(() => {
       for (const res of this.streams) res.write(": ping\n\n");

@@ -11,6 +11,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
+import { declaredLength } from "../../server/body.js";
 import { HttpError, isJsonObject, readBody } from "../../server/http.js";
 import { mimeFromName } from "../kit/downloads.js";
 import type { InboundAttachment } from "../types.js";
@@ -47,11 +48,14 @@ export class UploadShelf {
       throw new HttpError(400, "x-file-name must be percent-encoded UTF-8");
     }
     const mb = Math.round((this.maxFileBytes / 1024 / 1024) * 10) / 10;
+    // Closes the connection: the rest of the body must not be read as a request.
+    const tooLarge = () =>
+      new HttpError(413, `${name} is larger than ${mb} MB, the largest file this chat takes (media.max_file_mb).`, undefined, {
+        connection: "close",
+      });
+    if ((declaredLength(req) ?? 0) > this.maxFileBytes) throw tooLarge();
     const data = await readBody(req, this.maxFileBytes).catch((err: unknown) => {
-      if (err instanceof HttpError && err.status === 413) {
-        throw new HttpError(413, `${name} is larger than ${mb} MB, the largest file this chat takes (media.max_file_mb).`);
-      }
-      throw err;
+      throw err instanceof HttpError && err.status === 413 ? tooLarge() : err;
     });
     if (data.byteLength === 0) throw new HttpError(400, `${name} is empty`);
     const given = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();

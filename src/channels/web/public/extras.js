@@ -93,5 +93,7 @@ function bannerText(agent) {
   if (agent.backend === "remote")
     return `The agent server cannot answer yet${problem}. Check the agent's url in the config, and that the server runs.`;
   if (agent.backend === "graph") return `The agent graph cannot answer yet${problem}. Check its log lines.`;
+  // The gateway's own words name the key to set when the page may read them (from this machine).
+  if (/base_url/.test(agent.problem ?? "")) return `No model answers yet: ${agent.problem}`;
   return `No model answers yet${problem}. Set models[].base_url and api_key in the config (or OPENAI_BASE_URL and OPENAI_API_KEY), then restart Antler.`;
 }

@@ -100,9 +100,14 @@ describe("web chat features in headless Chromium", () => {
       .filter({ hasText: /^\/stop$/ })
       .waitFor();
     await expect.poll(() => stop.isHidden(), { timeout: 10_000 }).toBe(true);
-    await new Promise((r) => setTimeout(r, 1500));
-    const texts = await page.locator(ASSISTANT).allTextContents();
-    expect(texts.some((t) => t.includes("The end."))).toBe(false);
+    // The run is over: the reply stops growing (it would take about 9 s in all) and never ends.
+    const story = page.locator(ASSISTANT).filter({ hasText: "Once upon" }).first();
+    await new Promise((r) => setTimeout(r, 1000));
+    const stopped = await story.textContent();
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(await story.textContent()).toBe(stopped);
+    expect(stopped).not.toContain("The end.");
+    expect(stopped!.length).toBeLessThan(full.length);
   });
 
   it("renders numbered and nested lists as lists, and copies a code block", { timeout: T }, async () => {

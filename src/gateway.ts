@@ -235,6 +235,7 @@ export class Gateway {
         return this.dispatcher.history(slot, key);
       },
       serverUrl: () => this.serverUrl(),
+      maxFileBytes: Math.floor(this.options.loaded.config.media.max_file_mb * 1024 * 1024),
     };
   }
 

@@ -194,6 +194,8 @@ export interface LoadChannelsOptions {
   history?: (channel: string, key: string) => Promise<ConversationHistory>;
   /** The server's base URL once it listens (see `ChannelContext.serverUrl`). */
   serverUrl?: () => string | undefined;
+  /** `media.max_file_mb` in bytes (see `ChannelContext.maxFileBytes`). */
+  maxFileBytes?: number;
 }
 
 /**
@@ -243,7 +245,7 @@ export async function instantiate(name: string, section: ChannelSection, options
   const config = cls.configSchema ? validate(cls.configSchema, renamed, ["channels", name]) : renamed;
   const logger = options.logger.child({ channel: name });
   const http = options.http.mount(name);
-  const { history, serverUrl } = options;
+  const { history, serverUrl, maxFileBytes } = options;
   const channel = new cls({
     name,
     config: config as never,
@@ -252,6 +254,7 @@ export async function instantiate(name: string, section: ChannelSection, options
     baseDir: options.baseDir,
     ...(history ? { history: (key: string) => history(name, key) } : {}),
     ...(serverUrl ? { serverUrl } : {}),
+    ...(maxFileBytes ? { maxFileBytes } : {}),
   });
   if (!channel.capabilities || typeof channel.capabilities.maxTextLength !== "number") {
     throw new AntlerError("channel_contract", `${spec} is not a channel: it has no capabilities`);

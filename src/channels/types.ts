@@ -259,8 +259,11 @@ export interface NativeStreamLimits {
  * channel is `/webhooks/<channel name>`.
  */
 export interface HttpMount {
-  /** Mounts a route; throws `RouteConflictError` (naming both channels) when the path is taken. */
-  route(method: string, path: string, handler: RouteHandler): void;
+  /**
+   * Mounts a route; throws `RouteConflictError` (naming both channels) when the path is taken.
+   * `maxBodyBytes` lifts `server.max_body_bytes` for this route alone (the web chat's uploads).
+   */
+  route(method: string, path: string, handler: RouteHandler, options?: { maxBodyBytes?: number }): void;
   /** Takes down this channel's routes at `path`, or all of them; other channels' routes stay. */
   unroute(path?: string): void;
 }
@@ -299,6 +302,8 @@ export interface ChannelContext<C = unknown> {
   history?: (key: string) => Promise<ConversationHistory>;
   /** The server's base URL (`http://host:port`) once it listens, for links in logs; absent when it does not. */
   serverUrl?: () => string | undefined;
+  /** `media.max_file_mb` in bytes: the largest file a user may send. Absent outside a gateway. */
+  maxFileBytes?: number;
 }
 
 /**

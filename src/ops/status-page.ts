@@ -128,6 +128,11 @@ export function renderStatusPage(
   .reason, .problem { color: #cf222e; }
   .reason { font-size: 12px; margin-top: .25rem; }
   .num { font-variant-numeric: tabular-nums; white-space: nowrap; }
+  @media (max-width: 640px) {
+    body { margin: 1rem .75rem; }
+    table { display: block; overflow-x: auto; max-width: 100%; }
+    th, td { padding: .4rem .5rem; overflow-wrap: anywhere; }
+  }
   .summary { font-weight: 600; color: ${state.ok ? "#1a7f37" : "#cf222e"}; }
   .links a { font-weight: 600; margin-right: 1rem; }
 </style>

@@ -26,6 +26,8 @@ export interface RouteOptions {
   alwaysOpen?: boolean;
   /** The channel that mounts it; `unroute` takes down only its owner's routes. */
   owner?: string;
+  /** The largest body this route takes, when it differs from `server.max_body_bytes` (an upload route). */
+  maxBodyBytes?: number;
 }
 
 interface Route {
@@ -34,12 +36,13 @@ interface Route {
   handler: RouteHandler;
   alwaysOpen: boolean;
   owner: string | undefined;
+  maxBodyBytes: number | undefined;
 }
 
 /** The routes of one owner (a channel): what a channel gets as its `http`. */
 export interface OwnedRoutes {
   /** Mounts a handler for this owner; throws {@link RouteConflictError} when another route has the path. */
-  route(method: string, path: string, handler: RouteHandler): void;
+  route(method: string, path: string, handler: RouteHandler, options?: { maxBodyBytes?: number }): void;
   /** Takes down this owner's routes at `path`, or all of them; other owners' routes stay. */
   unroute(path?: string): void;
 }
@@ -139,7 +142,14 @@ export class HttpServer {
     const key = parts.join("/");
     const taken = this.routes.find((r) => r.parts.join("/") === key && (r.method === upper || r.method === "*" || upper === "*"));
     if (taken) throw new RouteConflictError(upper, `/${key}`, taken.owner, options.owner);
-    this.routes.push({ method: upper, parts, handler, alwaysOpen: options.alwaysOpen === true, owner: options.owner });
+    this.routes.push({
+      method: upper,
+      parts,
+      handler,
+      alwaysOpen: options.alwaysOpen === true,
+      owner: options.owner,
+      maxBodyBytes: options.maxBodyBytes,
+    });
     for (let i = this.parked.length - 1; i >= 0; i--) if (this.parked[i]?.parts.join("/") === key) this.parked.splice(i, 1);
   }
 
@@ -162,7 +172,7 @@ export class HttpServer {
   /** The routes of one channel: it mounts and takes down only its own. */
   mount(owner: string): OwnedRoutes {
     return {
-      route: (method, path, handler) => this.route(method, path, handler, { owner }),
+      route: (method, path, handler, options) => this.route(method, path, handler, { ...options, owner }),
       unroute: (path) => this.unroute(path, owner),
     };
   }
@@ -223,7 +233,6 @@ export class HttpServer {
 
   private receive(req: IncomingMessage, res: ServerResponse): void {
     if (res.writableEnded) return;
-    limitBody(req, this.limits.maxBodyBytes);
     let found: Lookup;
     try {
       found = this.lookup(req);
@@ -232,7 +241,9 @@ export class HttpServer {
       sendJson(res, 400, { error: "malformed path" });
       return;
     }
-    if (this.tooLarge(req, res, found.name)) return;
+    const limit = found.route?.maxBodyBytes ?? this.limits.maxBodyBytes;
+    limitBody(req, limit);
+    if (this.tooLarge(req, res, found.name, limit)) return;
     const route = found.route;
     if (!route) {
       const parked = found.pathMatched ? undefined : this.parkedFor(req);
@@ -267,9 +278,9 @@ export class HttpServer {
   }
 
   /** Answers 413 at once, before any handler runs, when the announced body is over the cap. */
-  private tooLarge(req: IncomingMessage, res: ServerResponse, route: string): boolean {
-    if ((declaredLength(req) ?? 0) <= this.limits.maxBodyBytes) return false;
-    if (!res.writableEnded) this.refuse(route, res, bodyTooLarge(this.limits.maxBodyBytes));
+  private tooLarge(req: IncomingMessage, res: ServerResponse, route: string, limit: number): boolean {
+    if ((declaredLength(req) ?? 0) <= limit) return false;
+    if (!res.writableEnded) this.refuse(route, res, bodyTooLarge(limit));
     return true;
   }
 

@@ -4,36 +4,28 @@
  * saves a screenshot of each scene to artifacts/web-chat-*.png. Each test gets a fresh browser
  * context, so a fresh client-id cookie and an empty localStorage: a new user.
  */
-import { existsSync, mkdirSync } from "node:fs";
 import { networkInterfaces } from "node:os";
-import path from "node:path";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type ChatCompletionRequest, contentText } from "../../src/testing/mock-model.js";
+import { contentText } from "../../src/testing/mock-model.js";
 import { startTestGateway, type TestGateway } from "../contract/gateway.js";
 import { launchChromium } from "../helpers/chromium.js";
-import { ROOT } from "../helpers/cli.js";
+import { ASSISTANT, openChat as openAt, PageSession, reply, requestText, say, shot, USER } from "../helpers/web-page.js";
 
-const ARTIFACTS = path.join(ROOT, "artifacts");
 const T = 60_000;
 /** The first address of this machine that is not loopback, to reach the gateway as others would. */
 const LAN_IP = Object.values(networkInterfaces())
   .flat()
   .find((a) => a?.family === "IPv4" && !a.internal)?.address;
 
-const ASSISTANT = '[data-role="assistant"] .body';
-const USER = '[data-role="user"] .body';
-
 let browser: Browser;
 let shared: TestGateway;
-let context: BrowserContext | undefined;
+let session: PageSession;
 let extra: TestGateway | undefined;
-/** Uncaught errors and Content-Security-Policy refusals in the test's pages: each fails the test. */
-let pageProblems: string[] = [];
 
 beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
   browser = await launchChromium();
+  session = new PageSession(browser);
   shared = await startTestGateway({ channels: { web: { enabled: true } } });
 }, T);
 
@@ -43,71 +35,15 @@ afterAll(async () => {
 });
 
 afterEach(async () => {
-  const problems = pageProblems;
-  pageProblems = [];
-  await context?.close();
-  context = undefined;
+  const problems = await session.end();
   await extra?.stop();
   extra = undefined;
   expect(problems).toEqual([]);
 });
 
-/** A new user's tab, with what the page logs to its console kept for failure messages. */
-async function newPage(width = 1000, height = 700): Promise<Page> {
-  context = await browser.newContext({ viewport: { width, height } });
-  const page = await context.newPage();
-  watch(page);
-  return page;
-}
-
-function watch(page: Page): void {
-  page.setDefaultTimeout(20_000);
-  page.on("pageerror", (err) => pageProblems.push(`page error: ${err.message}`));
-  page.on("console", (msg) => {
-    if (/Content.Security.Policy/i.test(msg.text())) pageProblems.push(`CSP: ${msg.text()}`);
-  });
-}
-
-/** Opens the chat and waits until it can be typed into and its event stream is open. */
-async function openChat(page: Page, url = `${shared.url}/chat`): Promise<void> {
-  const res = await page.goto(url);
-  expect(res?.status()).toBe(200);
-  await streamOpen(page);
-}
-
-/** Typing events go only to open streams, so a test that looks for one waits for the stream. */
-async function streamOpen(page: Page): Promise<void> {
-  await page.locator("#composer-text").waitFor();
-  await page.locator('#chat[data-stream="open"]').waitFor({ state: "attached" });
-}
-
-async function say(page: Page, text: string): Promise<void> {
-  await page.locator("#composer-text").fill(text);
-  await page.locator("#composer-text").press("Enter");
-}
-
-/** Waits for an assistant message whose whole text is `text`. */
-async function reply(page: Page, text: string): Promise<void> {
-  await page
-    .locator(ASSISTANT)
-    .filter({ hasText: new RegExp(`^${escapeRe(text)}$`) })
-    .waitFor();
-}
-
-async function shot(page: Page, name: string): Promise<void> {
-  const file = path.join(ARTIFACTS, `web-chat-${name}.png`);
-  await page.screenshot({ path: file, fullPage: true });
-  expect(existsSync(file)).toBe(true);
-}
-
-function escapeRe(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
-
-/** Everything one model request carried, as plain text. */
-function requestText(req: ChatCompletionRequest | undefined): string {
-  return (req?.messages ?? []).map((m) => contentText(m.content)).join("\n");
-}
+const newPage = (width?: number, height?: number) => session.newPage(width, height);
+const watch = (page: Page) => session.watch(page);
+const openChat = (page: Page, url = `${shared.url}/chat`) => openAt(page, url);
 
 describe("web chat in headless Chromium", () => {
   it("streams a reply into the page, ending with the model's exact text", { timeout: T }, async () => {
@@ -178,14 +114,14 @@ describe("web chat in headless Chromium", () => {
     await shot(page, "answered");
   });
 
-  it("starts a fresh agent thread on /new in the same conversation", { timeout: T }, async () => {
+  it("starts a fresh agent thread on /new, in a new conversation beside the old one", { timeout: T }, async () => {
     const page = await newPage();
     await openChat(page);
     await say(page, "Remember the word pineapple.");
     await reply(page, "ok: Remember the word pineapple.");
-    const answers = await page.locator(ASSISTANT).count();
     await say(page, "/new");
-    await expect.poll(() => page.locator(ASSISTANT).count()).toBeGreaterThan(answers);
+    await expect.poll(() => page.locator("#messages > *").count()).toBe(0);
+    await expect.poll(() => page.locator("nav a").allTextContents()).toEqual(["New chat", "Remember the word pineapple."]);
     const before = shared.model.requests.length;
     await say(page, "What word was it?");
     await reply(page, "ok: What word was it?");
@@ -236,7 +172,7 @@ describe("web chat in headless Chromium", () => {
   it("shows a message sent in one tab in the browser's other tab, once", { timeout: T }, async () => {
     const first = await newPage();
     await openChat(first);
-    const second = await context!.newPage();
+    const second = await session.context!.newPage();
     watch(second);
     await openChat(second, `${shared.url}/chat`);
     const convOf = (page: Page) => page.locator('nav a[aria-current="page"]').getAttribute("data-id");

@@ -97,6 +97,12 @@ export interface MarkdownEmitter {
   /** What the item's further lines (and nested lists) are indented with. Default: two spaces. */
   listIndent?(item: ListItemInfo): string;
   /**
+   * A whole list as markup of its own (HTML's `<ol>`/`<ul>`), given each item's blocks already
+   * rendered (nested lists through this hook again) and how the renderer numbered it. Absent (the
+   * default): a list is lines, each item starting with `listMarker` and indented by `listIndent`.
+   */
+  list?(items: Array<{ inner: string; item: ListItemInfo }>): string;
+  /**
    * Keep a blank line between the blocks of a loose list item (one whose paragraphs are separated
    * by blank lines). Emitters that write Markdown again need it, or the paragraphs would merge.
    * Default: false (one line break).
@@ -118,5 +124,5 @@ export interface MarkdownEmitter {
   measure?(output: string, markdown: string): number;
 }
 
-/** An emitter with every hook present: what hooks see as `this`. */
-export type FullEmitter = Required<MarkdownEmitter>;
+/** An emitter with every hook present (`list` only where the emitter has it): what hooks see as `this`. */
+export type FullEmitter = Required<Omit<MarkdownEmitter, "list">> & Pick<MarkdownEmitter, "list">;

@@ -89,26 +89,33 @@ class Walk {
 
   private list(list: Tokens.List, depth: number): string {
     const start = typeof list.start === "number" ? list.start : 1;
-    return list.items
-      .map((item, i) =>
-        this.item(item, { ordered: list.ordered, number: start + i, task: item.task, checked: item.checked === true, depth }),
-      )
-      .join("\n");
+    const items = list.items.map((item, i) => ({
+      token: item,
+      info: { ordered: list.ordered, number: start + i, task: item.task, checked: item.checked === true, depth },
+    }));
+    if (this.e.list) return this.e.list(items.map(({ token, info }) => ({ inner: this.blocksOf(token, info), item: info })));
+    return items.map(({ token, info }) => this.item(token, info)).join("\n");
+  }
+
+  /** An item's blocks, nested lists included, without its marker. */
+  private blocksOf(item: Tokens.ListItem, info: ListItemInfo): string {
+    const separator = item.loose && this.e.looseItems ? "\n\n" : "\n";
+    const parts: string[] = [];
+    for (const child of item.tokens) {
+      const text = child.type === "list" ? this.list(child as Tokens.List, info.depth + 1) : this.block(child, info.depth);
+      if (text !== "") parts.push(text);
+    }
+    return parts.join(separator);
   }
 
   /** The marker, then the item's blocks; further lines are indented under it. */
   private item(item: Tokens.ListItem, info: ListItemInfo): string {
     const { e } = this;
     const marker = e.listMarker(info);
-    const separator = item.loose && e.looseItems ? "\n\n" : "\n";
-    const parts: string[] = [];
-    for (const child of item.tokens) {
-      const text = child.type === "list" ? this.list(child as Tokens.List, info.depth + 1) : this.block(child, info.depth);
-      if (text !== "") parts.push(text);
-    }
-    if (parts.length === 0) return marker;
+    const inner = this.blocksOf(item, info);
+    if (inner === "") return marker;
     const indent = e.listIndent(info);
-    const [first, ...rest] = parts.join(separator).split("\n");
+    const [first, ...rest] = inner.split("\n");
     return [`${marker} ${first}`, ...rest.map((line) => (line === "" ? "" : indent + line))].join("\n");
   }
 

@@ -3,8 +3,8 @@
  * piece of the source's text is escaped, and the only markup is what this emitter writes: no raw
  * HTML from the agent survives. Links are made only for `http`, `https` and `mailto` targets,
  * and images become links, so a reply never loads anything from elsewhere. Blocks stay separated
- * by the renderer's newlines, which the page keeps (`white-space: pre-wrap`); lists stay as
- * marked lines for the same reason.
+ * by the renderer's newlines, which the page keeps (`white-space: pre-wrap`). Lists are real
+ * `<ol>`/`<ul>` elements, nested as written, with no newlines between their tags.
  */
 import { type LinkInfo, labelAndTarget, type MarkdownEmitter, renderMarkdown } from "../markdown/index.js";
 
@@ -39,6 +39,15 @@ export const htmlEmitter: MarkdownEmitter = {
     return `<pre><code${tag}>${escapeHtml(code)}</code></pre>`;
   },
   blockquote: (inner) => `<blockquote>${inner}</blockquote>`,
+  list: (items) => {
+    const first = items[0]?.item;
+    const start = first?.ordered && first.number !== 1 ? ` start="${first.number}"` : "";
+    const lis = items.map(({ inner, item }) => {
+      const box = item.task ? (item.checked ? "☑ " : "☐ ") : "";
+      return `<li>${box}${inner.replace(/\n*(<\/?(?:ol|ul)\b[^>]*>)\n*/g, "$1")}</li>`;
+    });
+    return first?.ordered ? `<ol${start}>${lis.join("")}</ol>` : `<ul>${lis.join("")}</ul>`;
+  },
   hr: () => "<hr>",
   table: (table) => {
     const cells = (row: string[], tag: "th" | "td") =>

@@ -18,6 +18,7 @@ import type {
   ConversationHistory,
   ConversationRef,
   HttpMount,
+  InboundAttachment,
   InboundMessage,
   InboundSink,
   MessageHandle,
@@ -30,12 +31,14 @@ import { FileShelf } from "./files.js";
 import { escapeHtml, htmlEmitter, toHtml } from "./format.js";
 import { Hub, type WebEvent } from "./hub.js";
 import { ASSETS, type Asset, loadAssets, PAGE_HEADERS } from "./page.js";
+import { UploadShelf } from "./uploads.js";
 
 /** The longest message the page may send, in characters. */
 export const MAX_MESSAGE_CHARS = 16_000;
 /** A comment on every open stream this often, so proxies keep it open. */
 const HEARTBEAT_MS = 15_000;
-const _MAX_FILE_BYTES = 64 * 1024 * 1024;
+/** The largest upload when the gateway names no `media.max_file_mb` (its default, 20 MiB). */
+const DEFAULT_MAX_FILE_BYTES = 20 * 1024 * 1024;
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
 const CONVERSATION_ID = /^[A-Za-z0-9_-]{8,64}$/;
 /** How long the page shows "typing…" for one typing event. */
@@ -48,6 +51,8 @@ interface PageMessage {
   html: string;
   buttons: ButtonSpec[];
   questionId?: string;
+  /** When it was sent, ms since epoch. */
+  at: number;
 }
 
 /** One request the routes work on: who sent it, and for which conversation. */
@@ -70,6 +75,7 @@ export class WebChannel extends LifecycleChannel implements Channel {
   private readonly hub = new Hub();
   private readonly streams = new Set<ServerResponse>();
   private readonly files = new FileShelf();
+  private readonly uploads: UploadShelf;
   private assets: Record<Asset, string> | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private readonly history: ChannelContext["history"];
@@ -84,6 +90,7 @@ export class WebChannel extends LifecycleChannel implements Channel {
     this.serverUrl = ctx.serverUrl;
     this.link = ctx.config.path;
     this.auth = new WebAuth(ctx.config.token, ctx.config.path);
+    this.uploads = new UploadShelf(ctx.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES);
     this.capabilities = {
       maxTextLength: 100_000,
       minEditIntervalMs: ctx.config.edit_interval_ms,
@@ -106,8 +113,10 @@ export class WebChannel extends LifecycleChannel implements Channel {
       handler: (req: IncomingMessage, res: ServerResponse, p: Record<string, string>) => unknown,
     ) => this.http.route(method, path, handler);
     route("GET", base, (req, res) => this.asset(req, res, "index.html"));
-    route("GET", `${base}/app.js`, (req, res) => this.asset(req, res, "app.js"));
-    route("GET", `${base}/app.css`, (req, res) => this.asset(req, res, "app.css"));
+    for (const name of Object.keys(ASSETS) as Asset[]) {
+      if (name !== "index.html") route("GET", `${base}/${name}`, (req, res) => this.asset(req, res, name));
+    }
+    this.mountFavicon();
     route("GET", `${api}/session`, (req, res) => this.getSession(req, res));
     route("POST", `${api}/session`, (req, res) => this.postSession(req, res));
     route("GET", `${api}/conversations/:conv/history`, (req, res, p) => this.getHistory(req, res, p));
@@ -115,6 +124,11 @@ export class WebChannel extends LifecycleChannel implements Channel {
     route("POST", `${api}/conversations/:conv/messages`, (req, res, p) => this.postMessage(req, res, p, sink));
     route("POST", `${api}/conversations/:conv/actions`, (req, res, p) => this.postAction(req, res, p, sink));
     route("GET", `${api}/files/:file`, (req, res, p) => this.getFile(req, res, p));
+    // The upload shelf bounds the body itself, once the caller may use the chat, with a refusal
+    // that names media.max_file_mb; a little more here lets that message be the one sent.
+    this.http.route("POST", `${api}/conversations/:conv/uploads`, (req, res, p) => this.postUpload(req, res, p), {
+      maxBodyBytes: 2 * this.uploads.maxFileBytes,
+    });
     this.heartbeat = setInterval(() => {
       for (const res of this.streams) res.write(": ping\n\n");
     }, HEARTBEAT_MS);
@@ -147,6 +161,12 @@ export class WebChannel extends LifecycleChannel implements Channel {
     this.hub.publish(handle.ref.key, "edit", data);
   }
 
+  async download(msg: InboundMessage, attachment: InboundAttachment, maxBytes: number): Promise<Uint8Array> {
+    const data = this.uploads.read(attachment, msg.user.id);
+    if (data.byteLength > maxBytes) throw new HttpError(413, `${attachment.name} is larger than the media limit`);
+    return data;
+  }
+
   async typing(ref: ConversationRef): Promise<void> {
     this.hub.publish(ref.key, "typing", { ms: TYPING_MS }, true);
   }
@@ -154,11 +174,21 @@ export class WebChannel extends LifecycleChannel implements Channel {
   async sendFile(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle> {
     const id = this.files.put(ref.workspace ?? "", file);
     const url = `${this.config.path}/api/files/${id}`;
-    this.hub.publish(ref.key, "file", { id, name: file.name, mime: file.mime, kind: file.kind, size: file.data.byteLength, url });
+    const size = file.data.byteLength;
+    this.hub.publish(ref.key, "file", { id, name: file.name, mime: file.mime, kind: file.kind, size, url, at: Date.now() });
     return { id, ref };
   }
 
   // --- the routes ---
+
+  /** `/favicon.ico` at the server's root, for browsers that ask there; the first web channel takes it. */
+  private mountFavicon(): void {
+    try {
+      this.http.route("GET", "/favicon.ico", (req, res) => this.asset(req, res, "favicon.svg"));
+    } catch {
+      // Another web channel serves it already.
+    }
+  }
 
   private asset(req: IncomingMessage, res: ServerResponse, name: Asset): void {
     const refusal = this.auth.guarded ? undefined : this.auth.refusal(req);
@@ -175,7 +205,8 @@ export class WebChannel extends LifecycleChannel implements Channel {
   private getSession(req: IncomingMessage, res: ServerResponse): void {
     if (this.refused(req, res)) return;
     const id = this.auth.ensureClient(req, res);
-    sendJson(res, 200, { user: { id }, title: this.config.title, channel: this.name, login: false });
+    const { maxFileBytes } = this.uploads;
+    sendJson(res, 200, { user: { id }, title: this.config.title, channel: this.name, login: false, maxFileBytes });
   }
 
   private async postSession(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -253,10 +284,13 @@ export class WebChannel extends LifecycleChannel implements Channel {
       );
     }
     const text = body.text.trim();
-    if (text === "") throw new HttpError(400, "text is empty");
+    const attachments = this.uploads.attachments(body.files, caller.client);
+    if (text === "" && attachments.length === 0) throw new HttpError(400, "text is empty");
     const msg = this.inbound(caller, id, text);
+    if (attachments.length > 0) msg.attachments = attachments;
     if (!(await this.deliver(res, sink, msg))) return;
-    this.hub.publish(caller.ref.key, "user", { id, text });
+    const shown = [text, ...attachments.map((a) => `📎 ${a.name}`)].filter(Boolean).join("\n");
+    this.hub.publish(caller.ref.key, "user", { id, text: shown, at: msg.sentAt });
   }
 
   private async postAction(
@@ -275,6 +309,12 @@ export class WebChannel extends LifecycleChannel implements Channel {
     const msg = this.inbound(caller, id, "");
     msg.action = { questionId, buttonId, ...(typeof body.messageId === "string" ? { messageId: body.messageId } : {}) };
     await this.deliver(res, sink, msg);
+  }
+
+  private async postUpload(req: IncomingMessage, res: ServerResponse, params: Record<string, string>): Promise<void> {
+    const caller = this.caller(req, res, params);
+    if (!caller) return;
+    sendJson(res, 201, await this.uploads.receive(req, caller.client));
   }
 
   private getFile(req: IncomingMessage, res: ServerResponse, params: Record<string, string>): void {
@@ -361,6 +401,7 @@ function pageMessage(id: string, content: OutboundContent): PageMessage {
     text: content.text,
     html: toHtml(content.text),
     buttons: content.buttons ?? [],
+    at: Date.now(),
     ...(content.questionId ? { questionId: content.questionId } : {}),
   };
 }

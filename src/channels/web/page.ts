@@ -1,5 +1,5 @@
 /**
- * The chat page itself: its three static files (`public/`), read once at start with the page's
+ * The chat page itself: its static files (`public/`: the page, its script, style and icon), read once at start with the page's
  * path put in, and the headers every page answer carries (a strict content security policy).
  */
 import { readFile } from "node:fs/promises";
@@ -17,7 +17,11 @@ export const PAGE_HEADERS = {
 export const ASSETS = {
   "index.html": "text/html; charset=utf-8",
   "app.js": "text/javascript; charset=utf-8",
+  "dom.js": "text/javascript; charset=utf-8",
+  "conversations.js": "text/javascript; charset=utf-8",
+  "extras.js": "text/javascript; charset=utf-8",
   "app.css": "text/css; charset=utf-8",
+  "favicon.svg": "image/svg+xml",
 } as const;
 export type Asset = keyof typeof ASSETS;
 

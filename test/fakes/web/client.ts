@@ -48,7 +48,7 @@ export interface RequestOptions {
   /** A JSON body; sets `content-type: application/json`. */
   json?: unknown;
   /** A raw body, sent with `contentType` (or none). */
-  body?: string;
+  body?: string | Uint8Array;
   contentType?: string;
   headers?: Record<string, string>;
   signal?: AbortSignal;

@@ -5,10 +5,11 @@
  * the page does. A delivery is `acked` when the messages route answers 2xx; a redelivery posts the
  * same client message id again. The web has no bot echo (nothing but the page posts into a
  * conversation, and only as the user), so the driver has no `botEcho` and the contract skips
- * that test; it has no groups either (see web.contract.test.ts).
+ * that test; it has no groups either (see web.contract.test.ts). A file is sent as the page
+ * sends it: uploaded first, then named by the message that carries its caption.
  */
 import { randomUUID } from "node:crypto";
-import type { BotFile, ContractDriver, VisibleMessage } from "../../contract/driver.js";
+import type { BotFile, ContractDriver, UserFile, VisibleMessage } from "../../contract/driver.js";
 import { eventually } from "../../contract/gateway.js";
 import { newConversationId, WebBrowser } from "./client.js";
 import type { ChatTab } from "./tab.js";
@@ -29,7 +30,7 @@ export class WebDriver implements ContractDriver {
   readonly conv = newConversationId("contract");
   private browserAt: WebBrowser | undefined;
   private opened: Promise<ChatTab> | undefined;
-  private last: { id: string; text: string } | undefined;
+  private last: { id: string; text: string; files?: unknown[] } | undefined;
   private outcome: "acked" | "refused" | undefined;
   private current: ChatTab | undefined;
 
@@ -67,6 +68,18 @@ export class WebDriver implements ContractDriver {
     await this.post();
   }
 
+  async userSendsFile(file: UserFile): Promise<void> {
+    const tab = await this.tab();
+    const response = await tab.upload(file.name, file.mime, file.data);
+    let named: unknown;
+    // Over the limit, the page names the file instead of uploading it, and the core refuses it.
+    if (response.status === 413) named = { name: file.name, size: file.data.byteLength, mime: file.mime };
+    else if (response.status === 201) named = ((await response.json()) as { id: string }).id;
+    else throw new Error(`web driver: the upload answered ${response.status}: ${await response.text()}`);
+    this.last = { id: randomUUID(), text: file.caption ?? "", files: [named] };
+    await this.post();
+  }
+
   async redeliverLast(): Promise<void> {
     if (!this.last) throw new Error("web driver: nothing was sent yet");
     await this.post();
@@ -101,9 +114,9 @@ export class WebDriver implements ContractDriver {
   }
 
   private async post(): Promise<void> {
-    const last = this.last as { id: string; text: string };
+    const last = this.last as { id: string; text: string; files?: unknown[] };
     const tab = await this.tab();
-    const response = await tab.say(last.text, last.id);
+    const response = await tab.say(last.text, last.id, last.files);
     await response.body?.cancel();
     this.outcome = response.status >= 200 && response.status < 300 ? "acked" : "refused";
   }

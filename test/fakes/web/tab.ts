@@ -132,9 +132,18 @@ export class ChatTab {
     return body;
   }
 
-  /** The user types `text` and sends it; resolves with the server's answer. */
-  say(text: string, id: string = randomUUID()): Promise<Response> {
-    return this.browser.request("POST", this.route("messages"), { json: { id, text } });
+  /** The user types `text` and sends it, with the uploads `files` attached; resolves with the server's answer. */
+  say(text: string, id: string = randomUUID(), files?: unknown[]): Promise<Response> {
+    return this.browser.request("POST", this.route("messages"), { json: files ? { id, text, files } : { id, text } });
+  }
+
+  /** Uploads one file as the page does (`<conv>/uploads`); resolves with the server's answer ({id} on 201). */
+  upload(name: string, mime: string, data: Uint8Array): Promise<Response> {
+    return this.browser.request("POST", this.route("uploads"), {
+      body: data,
+      contentType: mime,
+      headers: { "x-file-name": encodeURIComponent(name) },
+    });
   }
 
   /** The user clicks the button labelled `label` on the newest message showing it. */

@@ -1,55 +1,36 @@
 /**
- * The web chat page: one plain ES module, no framework and no build step. It keeps the list of
+ * The web chat page: plain ES modules (this one, dom.js, conversations.js, extras.js), no
+ * framework and no build step. It keeps the list of
  * conversations in localStorage, reads a conversation's history as JSON, follows its replies as
  * server-sent events, and posts messages and button clicks. The wire is in ../README.md.
  *
  * Every event handler is idempotent by message id, so a replay after a reconnect shows nothing twice.
+ * While a reply streams the Stop button sends `/stop`; `/new` typed here opens a new conversation,
+ * so the old one stays in the list. A banner says when the agent cannot answer (from /readyz).
  */
 
-const BASE = document.querySelector('meta[name="antler-base"]')?.content ?? "";
-const STORE_KEY = `antler-chat:${BASE}`;
-const ID_RE = /^[A-Za-z0-9_-]{8,64}$/;
-const NEW_TITLE = "New chat";
-const $ = (id) => document.getElementById(id);
-const OFFLINE = "The chat server cannot be reached.";
+import {
+  deleteConversation,
+  nameConversation,
+  newConversation,
+  renameConversation,
+  renderSidebar,
+  saveStore,
+  store,
+} from "./conversations.js";
+import { $, BASE, errorText, h, OFFLINE, randomId } from "./dom.js";
+import { addCopyButton, attachments, checkAgent } from "./extras.js";
 
-/** A new element with properties and children. */
-function h(tag, props = {}, ...children) {
-  const el = Object.assign(document.createElement(tag), props);
-  el.append(...children);
-  return el;
-}
-
-const store = loadStore();
 let conv = null; // the open conversation's id
 let source = null; // its EventSource
 let seq = 0; // the last event id seen on it
 let typingTimer = 0;
 let busyTimer = 0;
 let loaded = Promise.resolve(); // settles once the open conversation's history is shown
-
-/** A random id for conversations and messages: 16 bytes, base64url (22 characters). */
-function randomId() {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return btoa(String.fromCharCode(...bytes))
-    .replace(/\+/g, "-")
-    .replace(/\//g, "_")
-    .replace(/=+$/, "");
-}
-
-function loadStore() {
-  try {
-    const saved = JSON.parse(localStorage.getItem(STORE_KEY) ?? "{}");
-    const list = Array.isArray(saved.list) ? saved.list.filter((c) => ID_RE.test(c?.id ?? "")) : [];
-    return { current: typeof saved.current === "string" ? saved.current : null, list };
-  } catch {
-    return { current: null, list: [] };
-  }
-}
-
-function saveStore() {
-  localStorage.setItem(STORE_KEY, JSON.stringify(store));
-}
+let replyTimer = 0; // hides the Stop button once a reply has been quiet for a while
+/** How long a reply may be quiet before the page stops offering Stop. */
+const REPLY_QUIET_MS = 4000;
+const clock = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
 
 /** Calls the API; resolves {ok, status, data} (data is the JSON body or {}), rejects on a network error. */
 async function api(method, path, body) {
@@ -72,12 +53,6 @@ async function post(path, body) {
   } catch {
     return OFFLINE;
   }
-}
-
-function errorText(res) {
-  if (res.data?.error) return res.data.error;
-  if (res.status === 503) return "The gateway is starting or stopping; try again in a moment.";
-  return `The server answered ${res.status}.`;
 }
 
 function show(section) {
@@ -104,12 +79,14 @@ async function boot() {
     show(null);
     return notice(errorText(res));
   }
+  if (typeof res.data.maxFileBytes === "number") attachments.maxFileBytes = res.data.maxFileBytes;
   if (res.data.title) {
     $("app-title").textContent = res.data.title;
     document.title = res.data.title;
   }
   notice("");
   show("chat");
+  checkAgent();
   const known = store.list.some((c) => c.id === store.current);
   openConversation(known ? store.current : newConversation());
 }
@@ -138,35 +115,15 @@ $("login-form").addEventListener("submit", async (event) => {
 
 // --- Conversations ----------------------------------------------------------------------------
 
-function newConversation() {
-  const id = randomId();
-  store.list.unshift({ id, title: NEW_TITLE });
-  saveStore();
-  return id;
-}
-
-function renderSidebar() {
-  const items = store.list.map((c) => {
-    const link = h("a", { href: `#${c.id}`, textContent: c.title });
-    link.dataset.id = c.id;
-    if (c.id === conv) link.setAttribute("aria-current", "page");
-    return h("li", {}, link);
-  });
-  $("conversations").replaceChildren(...items);
-  $("chat-heading").textContent = store.list.find((c) => c.id === conv)?.title ?? NEW_TITLE;
-}
-
-/** Names an untitled conversation after its first user message (commands don't count). */
-function nameConversation(id, text) {
-  const entry = store.list.find((c) => c.id === id);
-  const line = text.trim().replace(/\s+/g, " ");
-  if (!entry || entry.title !== NEW_TITLE || !line || line.startsWith("/")) return;
-  entry.title = line.length > 40 ? `${line.slice(0, 40)}…` : line;
-  saveStore();
-  renderSidebar();
-}
-
 $("conversations").addEventListener("click", (event) => {
+  const rename = event.target.closest("button[data-rename]");
+  if (rename) return renameConversation(rename.dataset.rename);
+  const remove = event.target.closest("button[data-delete]");
+  if (remove) {
+    const id = remove.dataset.delete;
+    if (deleteConversation(id) && id === conv) openConversation(store.list[0]?.id ?? newConversation());
+    return;
+  }
   const link = event.target.closest("a[data-id]");
   if (!link) return;
   event.preventDefault();
@@ -198,6 +155,7 @@ async function loadConversation(id) {
   saveStore();
   renderSidebar();
   setTyping(0);
+  setReplying(false);
   $("messages").replaceChildren();
   let res;
   try {
@@ -210,7 +168,7 @@ async function loadConversation(id) {
   notice("");
   $("messages").replaceChildren();
   for (const m of res.data.messages ?? []) {
-    if (m.role === "user") addUser(m.id, m.text);
+    if (m.role === "user") addUser(m.id, m.text, m.at);
     else upsertBot(m);
   }
   for (const waiting of res.data.waiting ?? (res.data.pending ? [res.data.pending] : [])) upsertBot(waiting);
@@ -233,13 +191,17 @@ function openStream(id) {
   const reply = (m) => {
     setTyping(0);
     upsertBot(m);
+    setReplying(true);
   };
   on("message", reply);
   on("edit", reply);
-  on("typing", (t) => setTyping(t.ms));
+  on("typing", (t) => {
+    setTyping(t.ms);
+    setReplying(true);
+  });
   on("file", addFile);
   on("user", (m) => {
-    if (!findMessage(m.id)) addUser(m.id, m.text);
+    if (!findMessage(m.id)) addUser(m.id, m.text, m.at);
   });
   on("reset", () => openConversation(id));
   // Tests and styles read whether replies can arrive: "open" or "connecting".
@@ -260,8 +222,11 @@ function findMessage(id) {
   return [...$("messages").children].find((el) => el.dataset.id === id);
 }
 
-function messageShell(id, role, who) {
-  const label = h("h3", { className: "who", textContent: who });
+/** A message's frame: who wrote it and when (`at`, ms since epoch; now when the server names no time). */
+function messageShell(id, role, who, at = Date.now()) {
+  const when = new Date(at);
+  const time = h("time", { dateTime: when.toISOString(), textContent: clock.format(when), title: when.toLocaleString() });
+  const label = h("h3", { className: "who" }, `${who} `, time);
   const el = h("article", { className: `msg ${role}` }, label, h("div", { className: "body" }));
   el.dataset.id = id;
   el.dataset.role = role;
@@ -274,8 +239,8 @@ function append(el) {
   scrollDown(stick);
 }
 
-function addUser(id, text) {
-  const el = messageShell(id, "user", "You");
+function addUser(id, text, at) {
+  const el = messageShell(id, "user", "You", at);
   el.querySelector(".body").textContent = text;
   append(el);
 }
@@ -285,12 +250,13 @@ function upsertBot(m) {
   const stick = nearBottom();
   let el = findMessage(m.id);
   if (!el) {
-    el = messageShell(m.id, "assistant", "Antler");
+    el = messageShell(m.id, "assistant", "Antler", m.at);
     $("messages").append(el);
   }
   const body = el.querySelector(".body");
   if (m.html !== undefined) body.innerHTML = m.html;
   else body.textContent = m.text ?? "";
+  for (const pre of body.querySelectorAll("pre")) addCopyButton(pre);
   for (const a of body.querySelectorAll("a[href]")) {
     a.target = "_blank";
     a.rel = "noopener noreferrer";
@@ -300,6 +266,7 @@ function upsertBot(m) {
   else setButtonsDisabled(el, false);
   markBusy();
   scrollDown(stick);
+  if (!$("banner").hidden) checkAgent(); // a reply may mean the agent answers now
 }
 
 function renderButtons(el, buttons) {
@@ -330,7 +297,7 @@ async function clickButton(el, buttonId) {
 
 function addFile(f) {
   if (findMessage(f.id)) return;
-  const el = messageShell(f.id, "assistant", "Antler");
+  const el = messageShell(f.id, "assistant", "Antler", f.at);
   const body = el.querySelector(".body");
   if (f.kind === "image") body.append(h("img", { src: f.url, alt: f.name }));
   const size = f.size ? ` (${Math.max(1, Math.round(f.size / 1024))} KB)` : "";
@@ -366,14 +333,41 @@ function scrollDown(stick) {
 $("composer").addEventListener("submit", async (event) => {
   event.preventDefault();
   const text = $("composer-text").value;
-  if (!text.trim() || !conv) return;
+  const files = attachments.list;
+  if ((!text.trim() && files.length === 0) || !conv) return;
   $("composer-text").value = "";
+  if (/^\/new\s*$/i.test(text.trim()) && files.length === 0) {
+    // A new conversation beside this one, so this one stays reachable in the list.
+    return openConversation(newConversation());
+  }
+  attachments.set([]);
   await loaded; // the history replaces the list: show the message after it
   const id = randomId();
-  addUser(id, text);
-  nameConversation(conv, text);
-  send(conv, id, text);
+  const shown = files.length ? `${text}${text ? "\n" : ""}${files.map((f) => `📎 ${f.name}`).join("\n")}` : text;
+  addUser(id, shown);
+  nameConversation(conv, text || files[0].name);
+  send(
+    conv,
+    id,
+    text,
+    files.map((f) => f.id),
+  );
 });
+
+$("stop").addEventListener("click", () => {
+  if (!conv) return;
+  const id = randomId();
+  addUser(id, "/stop");
+  send(conv, id, "/stop");
+  setReplying(false);
+});
+
+/** Shows Stop while a reply is on its way: from a sent message until the reply has been quiet a while. */
+function setReplying(on) {
+  clearTimeout(replyTimer);
+  $("stop").hidden = !on;
+  if (on) replyTimer = setTimeout(() => setReplying(false), REPLY_QUIET_MS);
+}
 
 $("composer-text").addEventListener("keydown", (event) => {
   if (event.key !== "Enter" || event.shiftKey || event.isComposing) return;
@@ -381,18 +375,31 @@ $("composer-text").addEventListener("keydown", (event) => {
   $("composer").requestSubmit();
 });
 
+$("composer-file").addEventListener("change", async (event) => {
+  const picked = [...event.target.files];
+  event.target.value = "";
+  for (const file of picked) {
+    const failure = conv ? await attachments.upload(conv, file) : "no conversation is open";
+    notice(failure ? `${file.name} was not attached: ${failure}` : "");
+  }
+});
+
 /** Posts a user message; a failure marks it "not sent" with a Retry that reuses its id. */
-async function send(convId, id, text) {
+async function send(convId, id, text, files = []) {
   const el = findMessage(id);
   el?.querySelector(".status")?.remove();
   el?.classList.remove("failed");
-  const failure = await post(`/conversations/${convId}/messages`, { id, text });
-  if (!failure || !el?.isConnected) return;
+  const failure = await post(`/conversations/${convId}/messages`, files.length ? { id, text, files } : { id, text });
+  if (!failure) {
+    if (text !== "/stop" && convId === conv) setReplying(true);
+    return;
+  }
+  if (!el?.isConnected) return;
   el.classList.add("failed");
   const retry = h("button", { type: "button", textContent: "Retry" });
   retry.addEventListener("click", () => {
     $("composer-text").focus();
-    send(convId, id, text);
+    send(convId, id, text, files);
   });
   const why = /^not sent/i.test(failure) ? failure : `Not sent: ${failure}`;
   el.append(h("p", { className: "status", textContent: `${why} ` }, retry));

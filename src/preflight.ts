@@ -9,7 +9,7 @@
  * - `server.host:port` is free, and the storage can be written (or reached).
  * Each problem is one line naming the key and the fix, like a config error.
  */
-import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
+import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { createServer } from "node:net";
 import path from "node:path";
 import { checkSection } from "./channels/registry.js";
@@ -195,18 +195,29 @@ async function checkStorage(loaded: PreflightConfig): Promise<ConfigIssue[]> {
   if (storage.kind === "postgres") return storage.url ? checkDatabase(storage.url) : [];
   if (storage.path === ":memory:") return [];
   const file = path.resolve(loaded.baseDir, storage.path);
+  const problem = unwritable(file);
+  if (!problem) return [];
+  return [
+    {
+      path: "storage.path",
+      message: `${file} cannot be written (${problem}): point storage.path at a writable file (relative to ${loaded.baseDir})`,
+    },
+  ];
+}
+
+/**
+ * Why `file` could not be created or written, without creating anything: the file itself if it
+ * exists, else the nearest folder above it that does (the gateway creates the folders between).
+ */
+function unwritable(file: string): string | undefined {
+  let target = file;
+  while (!existsSync(target) && path.dirname(target) !== target) target = path.dirname(target);
   try {
-    mkdirSync(path.dirname(file), { recursive: true });
-    accessSync(existsSync(file) ? file : path.dirname(file), constants.W_OK);
-    return [];
+    if (target !== file && !statSync(target).isDirectory()) return `${target} is not a folder`;
+    accessSync(target, constants.W_OK);
+    return undefined;
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? errorMessage(err);
-    return [
-      {
-        path: "storage.path",
-        message: `${file} cannot be written (${code}): point storage.path at a writable file (relative to ${loaded.baseDir})`,
-      },
-    ];
+    return (err as NodeJS.ErrnoException).code ?? errorMessage(err);
   }
 }
 

@@ -1,6 +1,8 @@
 /**
  * The supervisor: restarts channels that fail, with capped exponential backoff, so a platform
  * outage heals by itself. The channel's state and last error stay visible in status throughout.
+ * A failure's stack is logged once, when it first happens; each retry after that is one line
+ * naming the error (`ChannelSlot.firstFailure`).
  */
 import type { ChannelSlot } from "./channels/registry.js";
 import type { Logger } from "./log/logger.js";

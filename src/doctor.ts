@@ -83,11 +83,7 @@ function modelHints(loaded: PreflightConfig, i: number): ModelHints {
 }
 
 /** A `graph` or `remote` agent: the graph loads, or the server answers with the assistant. */
-async function checkAgent(
-  loaded: PreflightConfig,
-  name: string,
-  logger: Logger,
-): Promise<DoctorLine | undefined> {
+async function checkAgent(loaded: PreflightConfig, name: string, logger: Logger): Promise<DoctorLine | undefined> {
   const agent = new Tenancy(loaded.config).agentConfig(name);
   const subject = name === DEFAULT_AGENT ? "agent" : `agent ${name}`;
   if (agent.backend === "remote" && agent.remote) {

@@ -72,7 +72,8 @@ async function loads(key: string, spec: string, baseDir: string, kind: "class" |
 async function checkModels(loaded: PreflightConfig, options: PreflightOptions): Promise<ConfigIssue[]> {
   const { config, baseDir } = loaded;
   const issues: ConfigIssue[] = [];
-  for (const [i, model] of config.models.entries()) issues.push(...(await loads(`models[${i}].use`, model.use, baseDir, "class")));
+  for (const [i, model] of config.models.entries())
+    issues.push(...(await loads(`models[${i}].use`, model.use, baseDir, "class")));
   if (config.models.length > 0 || options.ownHarness) return issues;
   const tenancy = new Tenancy(config);
   const embedded = tenancy.agentNames().filter((name) => tenancy.agentConfig(name).backend === "embedded");
@@ -100,7 +101,8 @@ async function checkBackends(loaded: PreflightConfig): Promise<ConfigIssue[]> {
   for (const name of tenancy.agentNames()) {
     const agent = tenancy.agentConfig(name);
     const at = name === "default" ? "agent" : `agents.${name}`;
-    if (agent.backend === "graph" && agent.graph) issues.push(...(await loads(`${at}.graph`, agent.graph, loaded.baseDir, "value")));
+    if (agent.backend === "graph" && agent.graph)
+      issues.push(...(await loads(`${at}.graph`, agent.graph, loaded.baseDir, "value")));
     if (!(BUILTIN_BACKENDS as readonly string[]).includes(agent.backend)) {
       issues.push(...(await loads(`${at}.backend`, agent.backend, loaded.baseDir, "class")));
     }
@@ -185,9 +187,13 @@ async function checkPort(loaded: PreflightConfig): Promise<ConfigIssue[]> {
     return [{ path: "server.port", message: `${where} may not be bound by this user: set server.port above 1023` }];
   }
   if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND" || code === "EAI_AGAIN") {
-    return [{ path: "server.host", message: `${host} is not an address of this machine: set server.host to 127.0.0.1 or 0.0.0.0` }];
+    return [
+      { path: "server.host", message: `${host} is not an address of this machine: set server.host to 127.0.0.1 or 0.0.0.0` },
+    ];
   }
-  return [{ path: "server.port", message: `cannot listen on ${where} (${code}): set server.host and server.port to a free address` }];
+  return [
+    { path: "server.port", message: `cannot listen on ${where} (${code}): set server.host and server.port to a free address` },
+  ];
 }
 
 async function checkStorage(loaded: PreflightConfig): Promise<ConfigIssue[]> {

@@ -29,7 +29,10 @@ export interface CrossIssue {
 }
 
 /** The parts of the config these checks read (the schema passes its parsed value before the cross-checks). */
-type Sections = Pick<AppConfig, "server" | "models" | "agent" | "agents" | "routes" | "tenants" | "tools" | "mcp_servers" | "channels">;
+type Sections = Pick<
+  AppConfig,
+  "server" | "models" | "agent" | "agents" | "routes" | "tenants" | "tools" | "mcp_servers" | "channels"
+>;
 
 type Add = (path: (string | number)[], message: string) => void;
 /** Who owns each channel, agent and MCP server a tenant lists (tenant by name). */

@@ -35,8 +35,8 @@ function load(file: string | undefined): LoadedConfig {
 }
 
 /** The preflight `start` runs before binding anything: each problem one line, then exit 2. */
-async function refuseBadConfig(loaded: LoadedConfig, logger: Logger): Promise<void> {
-  const issues = await preflight(loaded, { logger });
+async function refuseBadConfig(loaded: LoadedConfig): Promise<void> {
+  const issues = await preflight(loaded);
   if (issues.length === 0) return;
   printConfigError(new ConfigError(issues));
   process.exit(EXIT_CONFIG);
@@ -56,7 +56,7 @@ async function start(opts: { config?: string }): Promise<void> {
   const loaded = load(opts.config);
   const { logging } = loaded.config;
   const logger = createLogger({ level: logging.level, format: logging.format, secrets: loaded.secrets });
-  await refuseBadConfig(loaded, logger);
+  await refuseBadConfig(loaded);
   const gateway = createGateway({ loaded, logger });
   let stopping = false;
   const shutdown = (signal: string) => {

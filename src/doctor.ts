@@ -29,7 +29,7 @@ const CHECK_TIMEOUT_MS = 10_000;
 
 export async function runDoctor(loaded: PreflightConfig, logger: Logger): Promise<DoctorLine[]> {
   const lines: DoctorLine[] = [{ ok: true, subject: "config", detail: loaded.path }];
-  for (const issue of await preflight(loaded, { logger })) {
+  for (const issue of await preflight(loaded)) {
     lines.push({ ok: false, subject: issue.path || "config", detail: issue.message });
   }
   lines.push(...(await checkChannels(loaded, logger)));

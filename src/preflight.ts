@@ -16,44 +16,27 @@ import { checkSection } from "./channels/registry.js";
 import { Tenancy } from "./config/agents.js";
 import type { EnvSources } from "./config/interpolate.js";
 import type { LoadedConfig } from "./config/loader.js";
-import type { ChannelSection } from "./config/schema.js";
 import { BUILTIN_BACKENDS } from "./config/schema.js";
 import { ConfigError, type ConfigIssue, errorMessage } from "./errors.js";
-import type { Logger } from "./log/logger.js";
+import { silentLogger } from "./log/logger.js";
 import { resolveClass, resolveVariable } from "./reflection/index.js";
 
 /** The config as loaded: `path` is named in fixes, `envSources` decides when a fix names a variable. */
 export type PreflightConfig = Pick<LoadedConfig, "config" | "baseDir" | "path"> & Partial<Pick<LoadedConfig, "envSources">>;
 
-export interface PreflightOptions {
-  logger: Logger;
-  /** The channels that will run, when not the config's own (`antler chat` runs only the console). */
-  channels?: Record<string, ChannelSection>;
-  /** Check that `server.host:port` is free (default true; false when nothing will listen). */
-  serve?: boolean;
-  /** An agent served from code rather than from `models:` (SDK use): no model is required. */
-  ownHarness?: boolean;
-}
-
 /** How long the storage check waits for PostgreSQL. */
 const DATABASE_TIMEOUT_MS = 5_000;
 
 /** Every problem found, in config order: models, tools, agents, channels, server, storage. */
-export async function preflight(loaded: PreflightConfig, options: PreflightOptions): Promise<ConfigIssue[]> {
+export async function preflight(loaded: PreflightConfig): Promise<ConfigIssue[]> {
   const issues: ConfigIssue[] = [];
-  issues.push(...(await checkModels(loaded, options)));
+  issues.push(...(await checkModels(loaded)));
   issues.push(...(await checkTools(loaded)));
   issues.push(...(await checkBackends(loaded)));
-  issues.push(...(await checkChannels(loaded, options)));
-  if (options.serve !== false) issues.push(...(await checkPort(loaded)));
+  issues.push(...(await checkChannels(loaded)));
+  issues.push(...(await checkPort(loaded)));
   issues.push(...(await checkStorage(loaded)));
   return issues;
-}
-
-/** Runs the preflight and throws its problems as one ConfigError (what `start` exits 2 with). */
-export async function assertPreflight(loaded: PreflightConfig, options: PreflightOptions): Promise<void> {
-  const issues = await preflight(loaded, options);
-  if (issues.length > 0) throw new ConfigError(issues);
 }
 
 /** A `use:`-style path that does not load, as one line: what failed and that the path is the fix. */
@@ -69,12 +52,12 @@ async function loads(key: string, spec: string, baseDir: string, kind: "class" |
   }
 }
 
-async function checkModels(loaded: PreflightConfig, options: PreflightOptions): Promise<ConfigIssue[]> {
+async function checkModels(loaded: PreflightConfig): Promise<ConfigIssue[]> {
   const { config, baseDir } = loaded;
   const issues: ConfigIssue[] = [];
   for (const [i, model] of config.models.entries())
     issues.push(...(await loads(`models[${i}].use`, model.use, baseDir, "class")));
-  if (config.models.length > 0 || options.ownHarness) return issues;
+  if (config.models.length > 0) return issues;
   const tenancy = new Tenancy(config);
   const embedded = tenancy.agentNames().filter((name) => tenancy.agentConfig(name).backend === "embedded");
   if (embedded.length > 0) {
@@ -124,12 +107,12 @@ const REQUIRED_CREDENTIALS: Readonly<Record<string, (section: Record<string, unk
 };
 
 /** Every channel block against its class's schema (enabled or not); enabled built-ins for their credentials. */
-async function checkChannels(loaded: PreflightConfig, options: PreflightOptions): Promise<ConfigIssue[]> {
+async function checkChannels(loaded: PreflightConfig): Promise<ConfigIssue[]> {
   const issues: ConfigIssue[] = [];
-  const sections = options.channels ?? loaded.config.channels;
-  for (const [name, section] of Object.entries(sections)) {
+  for (const [name, section] of Object.entries(loaded.config.channels)) {
     try {
-      const checked = await checkSection(name, section, { baseDir: loaded.baseDir, logger: options.logger });
+      // Quiet: the gateway logs each old key name's deprecation warning when it builds the channel.
+      const checked = await checkSection(name, section, { baseDir: loaded.baseDir, logger: silentLogger() });
       const required = section.enabled && checked.builtin ? REQUIRED_CREDENTIALS[checked.builtin] : undefined;
       if (required) issues.push(...missingCredentials(loaded, name, checked.config, required(checked.config)));
     } catch (err) {

@@ -14,8 +14,9 @@ import { ConfigError, errorMessage } from "./errors.js";
 import { createGateway } from "./gateway.js";
 import { agentSummary } from "./harness/models/index.js";
 import type { AgentStatus } from "./harness/types.js";
-import { createLogger } from "./log/logger.js";
+import { createLogger, type Logger } from "./log/logger.js";
 import { formatAgentLine, formatStatusTable } from "./ops/status-table.js";
+import { preflight } from "./preflight.js";
 import { VERSION } from "./version.js";
 
 const EXIT_CONFIG = 2;
@@ -36,10 +37,29 @@ function load(file: string | undefined): LoadedConfig {
   }
 }
 
+/** The preflight `start` runs before binding anything: each problem one line, then exit 2. */
+async function refuseBadConfig(loaded: LoadedConfig): Promise<void> {
+  const issues = await preflight(loaded);
+  if (issues.length === 0) return;
+  printConfigError(new ConfigError(issues));
+  process.exit(EXIT_CONFIG);
+}
+
+/** A failure at start: one line, with the stack only when `logging.level` is debug or trace. */
+function reportStartFailure(err: unknown, loaded: LoadedConfig, logger: Logger): void {
+  if (err instanceof ConfigError) {
+    printConfigError(err);
+    return;
+  }
+  if (["debug", "trace"].includes(loaded.config.logging.level)) logger.fatal({ err }, "start failed");
+  process.stderr.write(`antler: start failed: ${errorMessage(err)} (logging.level: debug shows the stack)\n`);
+}
+
 async function start(opts: { config?: string }): Promise<void> {
   const loaded = load(opts.config);
   const { logging } = loaded.config;
   const logger = createLogger({ level: logging.level, format: logging.format, secrets: loaded.secrets });
+  await refuseBadConfig(loaded);
   logger.info({ config: loaded.path, agent: "default", ...agentSummary(loaded.config) }, "antler starting");
   const gateway = createGateway({ loaded, logger });
   let stopping = false;
@@ -63,15 +83,9 @@ async function start(opts: { config?: string }): Promise<void> {
   try {
     await gateway.start();
   } catch (err) {
-    if (err instanceof ConfigError) {
-      for (const issue of err.issues)
-        process.stderr.write(`config error: ${issue.path ? `${issue.path}: ` : ""}${issue.message}\n`);
-      await gateway.stop().catch(() => undefined);
-      process.exit(EXIT_CONFIG);
-    }
-    logger.fatal({ err }, "start failed");
+    reportStartFailure(err, loaded, logger);
     await gateway.stop().catch(() => undefined);
-    process.exit(1);
+    process.exit(err instanceof ConfigError ? EXIT_CONFIG : 1);
   }
 }
 

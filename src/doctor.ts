@@ -1,6 +1,7 @@
 /**
- * `antler doctor`: checks what can be checked before going live — the config, each enabled
- * channel's credentials against its platform, each model endpoint, each MCP server (started,
+ * `antler doctor`: checks what can be checked before going live — first the preflight that
+ * `antler start` runs (src/preflight.ts: `use:` paths, channel blocks and credentials, the port,
+ * the storage), then the live checks: each enabled channel's credentials against its platform, each model endpoint, each MCP server (started,
  * its tools listed, then stopped), each agent's backend (a user's graph loads; a remote server
  * answers, takes the key and has the assistant) and the routes (rules that can never match).
  * One line per check.
@@ -8,14 +9,14 @@
 import { MemorySaver } from "@langchain/langgraph";
 import { loadChannels } from "./channels/registry.js";
 import { DEFAULT_AGENT, Tenancy } from "./config/agents.js";
-import type { LoadedConfig } from "./config/loader.js";
 import type { ModelConfig } from "./config/schema.js";
-import { errorMessage } from "./errors.js";
+import { ConfigError, errorMessage } from "./errors.js";
 import { loadUserGraph } from "./harness/graph/index.js";
 import { type McpServerReport, McpServers } from "./harness/mcp/index.js";
-import { probeModel } from "./harness/models/probe.js";
+import { type ModelHints, probeModel } from "./harness/models/probe.js";
 import { ASK_CLARIFICATION } from "./harness/tools/index.js";
 import type { Logger } from "./log/logger.js";
+import { type PreflightConfig, preflight } from "./preflight.js";
 import { routeWarnings } from "./routing/index.js";
 
 export interface DoctorLine {
@@ -26,13 +27,35 @@ export interface DoctorLine {
 
 const CHECK_TIMEOUT_MS = 10_000;
 
-export async function runDoctor(
-  loaded: Pick<LoadedConfig, "config" | "baseDir" | "path">,
-  logger: Logger,
-): Promise<DoctorLine[]> {
+export async function runDoctor(loaded: PreflightConfig, logger: Logger): Promise<DoctorLine[]> {
   const lines: DoctorLine[] = [{ ok: true, subject: "config", detail: loaded.path }];
+  for (const issue of await preflight(loaded)) {
+    lines.push({ ok: false, subject: issue.path || "config", detail: issue.message });
+  }
+  lines.push(...(await checkChannels(loaded, logger)));
+  for (const [i, model] of loaded.config.models.entries()) {
+    lines.push(await attempt(`model ${model.name}`, () => checkModel(model, modelHints(loaded, i))));
+  }
+  lines.push(...(await checkMcpServers(loaded, logger)));
+  for (const name of new Tenancy(loaded.config).agentNames()) {
+    const agent = await checkAgent(loaded, name, logger);
+    if (agent) lines.push(agent);
+  }
+  for (const warning of routeWarnings(loaded.config)) lines.push({ ok: true, subject: "routes", detail: `warning: ${warning}` });
+  return lines;
+}
+
+/** Each enabled channel's credentials against its platform. A block the preflight refused is not loaded again. */
+async function checkChannels(loaded: PreflightConfig, logger: Logger): Promise<DoctorLine[]> {
   const noHttp = { mount: () => ({ route() {}, unroute() {} }) };
-  const slots = await loadChannels(loaded.config.channels, { baseDir: loaded.baseDir, logger, http: noHttp });
+  let slots: Awaited<ReturnType<typeof loadChannels>>;
+  try {
+    slots = await loadChannels(loaded.config.channels, { baseDir: loaded.baseDir, logger, http: noHttp });
+  } catch (err) {
+    if (err instanceof ConfigError) return []; // each problem is already a preflight line
+    throw err;
+  }
+  const lines: DoctorLine[] = [];
   for (const slot of slots) {
     const subject = `channel ${slot.name}`;
     if (!slot.enabled) {
@@ -50,22 +73,17 @@ export async function runDoctor(
     }
     lines.push(await attempt(subject, () => channel.check!()));
   }
-  for (const model of loaded.config.models) lines.push(await attempt(`model ${model.name}`, () => checkModel(model)));
-  lines.push(...(await checkMcpServers(loaded, logger)));
-  for (const name of new Tenancy(loaded.config).agentNames()) {
-    const agent = await checkAgent(loaded, name, logger);
-    if (agent) lines.push(agent);
-  }
-  for (const warning of routeWarnings(loaded.config)) lines.push({ ok: true, subject: "routes", detail: `warning: ${warning}` });
   return lines;
 }
 
+/** Where model `i`'s base_url and api_key come from: the variable the config reads, else the key in the file. */
+function modelHints(loaded: PreflightConfig, i: number): ModelHints {
+  const from = (key: string) => loaded.envSources?.[`models[${i}].${key}`] ?? `models[${i}].${key} in ${loaded.path}`;
+  return { base_url: from("base_url"), api_key: from("api_key") };
+}
+
 /** A `graph` or `remote` agent: the graph loads, or the server answers with the assistant. */
-async function checkAgent(
-  loaded: Pick<LoadedConfig, "config" | "baseDir">,
-  name: string,
-  logger: Logger,
-): Promise<DoctorLine | undefined> {
+async function checkAgent(loaded: PreflightConfig, name: string, logger: Logger): Promise<DoctorLine | undefined> {
   const agent = new Tenancy(loaded.config).agentConfig(name);
   const subject = name === DEFAULT_AGENT ? "agent" : `agent ${name}`;
   if (agent.backend === "remote" && agent.remote) {
@@ -85,7 +103,7 @@ async function checkAgent(
 }
 
 /** Starts every MCP server the way the harness does (each bounded by its timeout_ms), then stops them. */
-async function checkMcpServers(loaded: Pick<LoadedConfig, "config" | "baseDir">, logger: Logger): Promise<DoctorLine[]> {
+async function checkMcpServers(loaded: PreflightConfig, logger: Logger): Promise<DoctorLine[]> {
   const { config, baseDir } = loaded;
   if (Object.keys(config.mcp_servers).length === 0) return [];
   const reservedNames = [...config.tools.map((t) => t.name), ASK_CLARIFICATION];
@@ -123,8 +141,8 @@ async function attempt(subject: string, check: () => Promise<string>): Promise<D
 }
 
 /** An OpenAI-compatible endpoint answers GET /models; other providers are only reported. */
-async function checkModel(model: ModelConfig): Promise<string> {
-  const result = await probeModel(model, CHECK_TIMEOUT_MS);
+async function checkModel(model: ModelConfig, hints: ModelHints): Promise<string> {
+  const result = await probeModel(model, CHECK_TIMEOUT_MS, hints);
   if (result.outcome === "ok" || result.outcome === "unprobed") return result.detail;
   throw new Error(result.detail);
 }

@@ -375,7 +375,8 @@ export class Gateway {
       await slot.start(dispatcher.sinkFor(slot));
       logger.info({ channel: slot.name, mode: channel.status().mode }, "channel started");
     } catch (err) {
-      logger.error({ channel: slot.name, err }, "channel failed to start");
+      // The stack once; the supervisor logs one line for each retry that fails the same way.
+      if (slot.firstFailure(err)) logger.error({ channel: slot.name, err }, "channel failed to start");
       return;
     }
     await dispatcher

@@ -1,6 +1,8 @@
 /**
  * The supervisor: restarts channels that fail, with capped exponential backoff, so a platform
  * outage heals by itself. The channel's state and last error stay visible in status throughout.
+ * A failure's stack is logged once, when it first happens; each retry after that is one line
+ * naming the error (`ChannelSlot.firstFailure`).
  */
 import type { ChannelSlot } from "./channels/registry.js";
 import type { Logger } from "./log/logger.js";
@@ -66,11 +68,15 @@ export class Supervisor {
       if (state !== "failed" || attempt?.timer) continue;
       const failures = (attempt?.failures ?? 0) + 1;
       const delay = this.delayFor(failures);
-      this.logger.warn({ channel: slot.name, failures, delayMs: delay }, "channel failed; restarting after a delay");
+      // One line per retry: the stack of the failure was logged once, when it first happened.
+      const error = slot.report().last_error?.message;
+      this.logger.warn({ channel: slot.name, failures, delayMs: delay, error }, "channel failed; restarting after a delay");
       const next: Attempt = { failures, timer: undefined };
       next.timer = setTimeout(() => {
         next.timer = undefined;
-        this.restart(slot).catch((err: unknown) => this.logger.error({ err, channel: slot.name }, "channel restart failed"));
+        this.restart(slot).catch((err: unknown) => {
+          if (slot.firstFailure(err)) this.logger.error({ err, channel: slot.name }, "channel restart failed");
+        });
       }, delay);
       next.timer.unref();
       this.attempts.set(slot.name, next);

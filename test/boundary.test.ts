@@ -35,6 +35,7 @@ const TOP = [
   "src/channel.ts",
   "src/cli.ts",
   "src/doctor.ts",
+  "src/preflight.ts",
   "src/supervisor.ts",
   "src/testing",
 ];

@@ -38,9 +38,7 @@ describe("config", () => {
   });
 
   it("rejects unknown keys with their full path", () => {
-    expect(configIssues("server:\n  prot: 1\n")).toEqual([
-      "server.prot: unknown key: remove it or check its spelling against config.example.yaml",
-    ]);
+    expect(configIssues("server:\n  prot: 1\n")).toEqual(["server.prot: unknown key: did you mean `port`? rename it"]);
   });
 
   it("reports every problem, each with its path", () => {

@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { validate } from "../config/loader.js";
 import { applyRenames } from "../config/renames.js";
 import type { ChannelSection } from "../config/schema.js";
+import { nearest } from "../config/suggest.js";
 import { AntlerError, ConfigError, errorMessage } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 import { resolveClass } from "../reflection/index.js";
@@ -80,6 +81,8 @@ export class ChannelSlot {
   lastInboundAt: number | undefined;
   lastOutboundAt: number | undefined;
   readonly counters: ChannelCounters = { inbound: 0, runs: 0, replies: 0, errors: 0, rate_limited: 0 };
+  /** The start failure whose stack was logged: a retry failing the same way logs one line only. */
+  #loggedFailure: string | undefined;
 
   constructor(
     readonly name: string,
@@ -124,11 +127,23 @@ export class ChannelSlot {
     try {
       await channel.start(sink);
       if (standIn) life.opened();
+      this.#loggedFailure = undefined;
     } catch (err) {
       life.startFailed(err);
       this.noteError(err);
       throw err;
     }
+  }
+
+  /**
+   * True the first time a start fails with this error's message since the channel last ran: the
+   * caller logs the stack then, and the supervisor's one line per retry covers the repeats.
+   */
+  firstFailure(err: unknown): boolean {
+    const message = errorMessage(err);
+    if (this.#loggedFailure === message) return false;
+    this.#loggedFailure = message;
+    return true;
   }
 
   /** The channel could not be loaded (or built again for a restart): failed with `err`'s message. */
@@ -231,9 +246,28 @@ export async function loadChannels(
   return slots;
 }
 
-/** Creates a channel instance from its config section (used at load and on restart). */
-export async function instantiate(name: string, section: ChannelSection, options: LoadChannelsOptions): Promise<Channel> {
-  const spec = classPath(name, section);
+/** A section checked against its class's own schema, without building the channel. */
+export interface CheckedSection {
+  /** The class's `"module:Export"` path. */
+  spec: string;
+  /** The built-in channel the section loads (`slack` for `use: slack`), if it is one. */
+  builtin: string | undefined;
+  cls: ChannelClass;
+  /** The section as the class's schema parsed it (defaults filled in), without `enabled` and `use`. */
+  config: Record<string, unknown>;
+}
+
+/**
+ * Loads a section's class and checks the section with the class's `configSchema` (old names
+ * renamed first, each with a warning). A disabled section is checked the same way: preflight
+ * (src/preflight.ts) runs this for every section, so a typo in a switched-off block is reported.
+ */
+export async function checkSection(
+  name: string,
+  section: ChannelSection,
+  options: Pick<LoadChannelsOptions, "baseDir" | "logger">,
+): Promise<CheckedSection> {
+  const { spec, builtin } = classPath(name, section);
   const cls = (await resolveClass(spec, null, { baseDir: options.baseDir })) as unknown as ChannelClass;
   const missing = REQUIRED_CHANNEL_METHODS.filter((m) => typeof (cls.prototype as Record<string, unknown>)[m] !== "function");
   if (missing.length > 0) {
@@ -242,7 +276,13 @@ export async function instantiate(name: string, section: ChannelSection, options
   const { enabled: _enabled, use: _use, ...rest } = section;
   const { section: renamed, warnings } = applyRenames(rest, cls.configRenames ?? {}, ["channels", name]);
   for (const warning of warnings) options.logger.warn({ channel: name }, warning);
-  const config = cls.configSchema ? validate(cls.configSchema, renamed, ["channels", name]) : renamed;
+  const config = cls.configSchema ? validate(cls.configSchema, renamed, ["channels", name], ["enabled", "use"]) : renamed;
+  return { spec, builtin, cls, config: config as Record<string, unknown> };
+}
+
+/** Creates a channel instance from its config section (used at load and on restart). */
+export async function instantiate(name: string, section: ChannelSection, options: LoadChannelsOptions): Promise<Channel> {
+  const { spec, cls, config } = await checkSection(name, section, options);
   const logger = options.logger.child({ channel: name });
   const http = options.http.mount(name);
   const { history, serverUrl, maxFileBytes } = options;
@@ -265,17 +305,31 @@ export async function instantiate(name: string, section: ChannelSection, options
 /**
  * The class a section loads: `use:` as written, where a bare built-in name (`use: slack`) means
  * that built-in, so a second bot of one platform is a channel of its own name; without `use:`,
- * the built-in of the channel's own name.
+ * the built-in of the channel's own name. A bare name that is no built-in is refused, with the
+ * built-in it is nearest to (`use: slak` → slack).
  */
-function classPath(name: string, section: ChannelSection): string {
+function classPath(name: string, section: ChannelSection): { spec: string; builtin: string | undefined } {
   const use = section.use;
-  if (use !== undefined) return BUILTIN_CHANNELS[use] ?? use;
+  const builtins = Object.keys(BUILTIN_CHANNELS);
+  if (use !== undefined) {
+    const spec = BUILTIN_CHANNELS[use];
+    if (spec) return { spec, builtin: use };
+    if (use.includes(":")) return { spec: use, builtin: undefined };
+    const near = nearest(use, builtins);
+    const hint = near ? `did you mean ${near}? ` : "";
+    throw new ConfigError([
+      {
+        path: `channels.${name}.use`,
+        message: `"${use}" is not a built-in channel: ${hint}write one of ${builtins.join(", ")}, or "module:Export" of a channel class`,
+      },
+    ]);
+  }
   const spec = BUILTIN_CHANNELS[name];
-  if (spec) return spec;
+  if (spec) return { spec, builtin: name };
   throw new ConfigError([
     {
       path: `channels.${name}.use`,
-      message: `"${name}" is not a built-in channel (${Object.keys(BUILTIN_CHANNELS).join(", ")}): set use: to one of them, or to "module:Export" of a channel class`,
+      message: `"${name}" is not a built-in channel (${builtins.join(", ")}): set use: to one of them, or to "module:Export" of a channel class`,
     },
   ]);
 }

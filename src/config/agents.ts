@@ -29,7 +29,10 @@ export interface CrossIssue {
 }
 
 /** The parts of the config these checks read (the schema passes its parsed value before the cross-checks). */
-type Sections = Pick<AppConfig, "server" | "agent" | "agents" | "routes" | "tenants" | "tools" | "mcp_servers" | "channels">;
+type Sections = Pick<
+  AppConfig,
+  "server" | "models" | "agent" | "agents" | "routes" | "tenants" | "tools" | "mcp_servers" | "channels"
+>;
 
 type Add = (path: (string | number)[], message: string) => void;
 /** Who owns each channel, agent and MCP server a tenant lists (tenant by name). */
@@ -50,9 +53,10 @@ export function checkAgentsAndTenants(config: Sections): CrossIssue[] {
   return issues;
 }
 
-/** Agents' names, and every agent, tool and MCP server that agents and routes name. */
+/** Agents' names, and every agent, model, tool and MCP server that agents and routes name. */
 function checkReferences(config: Sections, agentNames: Set<string>, add: Add): void {
   const toolNames = new Set(config.tools.map((t) => t.name));
+  const modelNames = config.models.map((m) => m.name);
   const known = `known agents: ${[...agentNames].join(", ")}`;
 
   for (const [name, agent] of Object.entries(config.agents)) {
@@ -64,6 +68,10 @@ function checkReferences(config: Sections, agentNames: Set<string>, add: Add): v
   checkAgentRefs(config.agent, ["agent"]);
 
   function checkAgentRefs(agent: AgentConfig, at: (string | number)[]): void {
+    if (agent.model && !modelNames.includes(agent.model)) {
+      const known = modelNames.length > 0 ? `known models: ${modelNames.join(", ")}` : "models: is empty";
+      add([...at, "model"], `no model named "${agent.model}" under models: (${known}): fix the name or add that model`);
+    }
     agent.tools?.forEach((tool, i) => {
       if (!toolNames.has(tool)) add([...at, "tools", i], `no tool named "${tool}" under tools:`);
     });

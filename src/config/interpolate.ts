@@ -18,20 +18,42 @@ export function formatPath(path: ReadonlyArray<string | number | symbol>): strin
   return out;
 }
 
-/** Returns a copy of `value` with every `${…}` replaced; unset variables without a default become issues. */
-export function interpolate(value: unknown, env: Env, issues: ConfigIssue[], path: (string | number)[] = []): unknown {
-  if (typeof value === "string") return interpolateString(value, env, issues, path);
-  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, env, issues, [...path, i]));
+/**
+ * Which environment variable each interpolated key read, by key path (`models[0].base_url` →
+ * `OPENAI_BASE_URL`): fix hints name a variable only where the config really reads one.
+ */
+export type EnvSources = Record<string, string>;
+
+/**
+ * Returns a copy of `value` with every `${…}` replaced; unset variables without a default become
+ * issues. Each key whose value names a variable is recorded in `sources` (the first variable).
+ */
+export function interpolate(
+  value: unknown,
+  env: Env,
+  issues: ConfigIssue[],
+  path: (string | number)[] = [],
+  sources: EnvSources = {},
+): unknown {
+  if (typeof value === "string") return interpolateString(value, env, issues, path, sources);
+  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, env, issues, [...path, i], sources));
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = interpolate(v, env, issues, [...path, k]);
+    for (const [k, v] of Object.entries(value)) out[k] = interpolate(v, env, issues, [...path, k], sources);
     return out;
   }
   return value;
 }
 
-function interpolateString(text: string, env: Env, issues: ConfigIssue[], path: (string | number)[]): string {
+function interpolateString(
+  text: string,
+  env: Env,
+  issues: ConfigIssue[],
+  path: (string | number)[],
+  sources: EnvSources,
+): string {
   return text.replace(REF, (_whole, name: string, fallback: string | undefined) => {
+    sources[formatPath(path)] ??= name;
     const set = env[name];
     if (set !== undefined && set !== "") return set;
     if (fallback !== undefined) return fallback;

@@ -7,8 +7,9 @@ import path from "node:path";
 import { parseDocument } from "yaml";
 import type { z } from "zod";
 import { ConfigError, type ConfigIssue } from "../errors.js";
-import { type Env, formatPath, interpolate } from "./interpolate.js";
+import { type Env, type EnvSources, formatPath, interpolate } from "./interpolate.js";
 import { type AppConfig, AppConfigSchema } from "./schema.js";
+import { keysAt, nearest } from "./suggest.js";
 
 export interface LoadedConfig {
   config: AppConfig;
@@ -18,6 +19,8 @@ export interface LoadedConfig {
   baseDir: string;
   /** Every secret value in the config, so the logger can scrub them. */
   secrets: string[];
+  /** The environment variable each `${VAR}` key read, by key path (see `EnvSources`). */
+  envSources: EnvSources;
 }
 
 export interface LoadOptions {
@@ -47,18 +50,26 @@ export function loadConfig(options: LoadOptions): LoadedConfig {
   } catch (err) {
     throw new ConfigError([{ path: "", message: `cannot read ${file}: ${(err as Error).message}` }], { cause: err });
   }
-  const config = parseConfig(text, options.env, file);
-  return { config, path: file, baseDir: path.dirname(file), secrets: collectSecrets(config) };
+  const envSources: EnvSources = {};
+  const config = parseConfig(text, options.env, file, envSources);
+  return { config, path: file, baseDir: path.dirname(file), secrets: collectSecrets(config), envSources };
 }
 
-/** Parses and validates config text. `source` names the file in syntax errors. */
-export function parseConfig(text: string, env: Env, source = "config"): AppConfig {
+/**
+ * Parses and validates config text. `source` names the file in syntax errors; `envSources`, when
+ * given, is filled with the variable each interpolated key read.
+ */
+export function parseConfig(text: string, env: Env, source = "config", envSources: EnvSources = {}): AppConfig {
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
     throw new ConfigError(
       doc.errors.map((e) => {
         const at = e.linePos?.[0];
         const where = at ? `${source}:${at.line}:${at.col}` : source;
+        if (e.code === "DUPLICATE_KEY") {
+          const key = duplicateKeyAt(text, e.pos[0]);
+          return { path: "", message: `${where}: the key ${key} appears twice in one mapping: keep one of them` };
+        }
         return {
           path: "",
           message: `${where}: YAML syntax error: ${e.message.split("\n")[0]?.replace(/ at line \d+, column \d+:?$/, "")}: fix the YAML at that line`,
@@ -73,26 +84,54 @@ export function parseConfig(text: string, env: Env, source = "config"): AppConfi
     ]);
   }
   const issues: ConfigIssue[] = [];
-  const expanded = interpolate(raw, env, issues);
+  const expanded = interpolate(raw, env, issues, [], envSources);
   if (issues.length > 0) throw new ConfigError(issues);
   return validate(AppConfigSchema, expanded, []);
 }
 
-/** Runs a zod schema and turns its failures into a ConfigError with key paths under `prefix`. */
-export function validate<S extends z.ZodType>(schema: S, value: unknown, prefix: (string | number)[]): z.output<S> {
-  const result = schema.safeParse(value, { reportInput: true });
-  if (result.success) return result.data;
-  throw new ConfigError(result.error.issues.flatMap((issue) => describeIssue(issue, prefix)));
+/** The key written at `offset` (where the YAML parser found it a second time), quoted. */
+function duplicateKeyAt(text: string, offset: number): string {
+  const match = /^["']?([^"':\n]+)/.exec(text.slice(offset));
+  return match?.[1] ? `"${match[1].trim()}"` : "here";
 }
 
-function describeIssue(issue: z.core.$ZodIssue, prefix: (string | number)[]): ConfigIssue[] {
-  const at = [...prefix, ...(issue.path as (string | number)[])];
+/**
+ * Runs a zod schema and turns its failures into a ConfigError with key paths under `prefix`.
+ * `knownKeys` are keys the caller took out of `value` before validating (e.g. a channel's
+ * `enabled`), still offered as suggestions for a misspelt key at the top.
+ */
+export function validate<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  prefix: (string | number)[],
+  knownKeys: readonly string[] = [],
+): z.output<S> {
+  const result = schema.safeParse(value, { reportInput: true });
+  if (result.success) return result.data;
+  const context = { schema, prefix, knownKeys };
+  throw new ConfigError(result.error.issues.flatMap((issue) => describeIssue(issue, context)));
+}
+
+interface IssueContext {
+  schema: z.ZodType;
+  prefix: (string | number)[];
+  knownKeys: readonly string[];
+}
+
+/** "unknown key", with the nearest key the schema allows there when one is close. */
+function unknownKey(key: string, inner: (string | number)[], context: IssueContext): string {
+  const allowed = keysAt(context.schema, inner);
+  const suggestion = nearest(key, inner.length === 0 ? [...allowed, ...context.knownKeys] : allowed);
+  if (suggestion) return `unknown key: did you mean \`${suggestion}\`? rename it`;
+  return "unknown key: remove it or check its spelling against config.example.yaml";
+}
+
+function describeIssue(issue: z.core.$ZodIssue, context: IssueContext): ConfigIssue[] {
+  const inner = issue.path as (string | number)[];
+  const at = [...context.prefix, ...inner];
   switch (issue.code) {
     case "unrecognized_keys":
-      return issue.keys.map((key) => ({
-        path: formatPath([...at, key]),
-        message: "unknown key: remove it or check its spelling against config.example.yaml",
-      }));
+      return issue.keys.map((key) => ({ path: formatPath([...at, key]), message: unknownKey(key, inner, context) }));
     case "invalid_type": {
       const missing = issue.input === undefined;
       return [

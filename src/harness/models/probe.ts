@@ -5,7 +5,8 @@
  * seconds does not hammer the endpoint.
  *
  * The detail is for the operator: it may name the URL (the gateway scrubs secrets from status),
- * never the key, and it says which config key to set.
+ * never the key, and it says which config key to set. Where the value comes from (an environment
+ * variable, or the key in a named file) is said only when the caller knows it (`ModelHints`).
  */
 import type { ModelConfig } from "../../config/schema.js";
 import { errorMessage } from "../../errors.js";
@@ -19,6 +20,21 @@ export interface ModelProbeResult {
   detail: string;
   /** When the probe ran (ISO time). */
   at: string;
+}
+
+/**
+ * Where a model's `base_url` and `api_key` come from in the config actually loaded: the variable a
+ * `${VAR}` reads (`OPENAI_BASE_URL`), or the key in the file (`models[0].base_url in /srv/config.yaml`).
+ */
+export interface ModelHints {
+  base_url?: string;
+  api_key?: string;
+}
+
+/** "check its base_url", and where it comes from when known. */
+function checkIts(key: keyof ModelHints, hints: ModelHints): string {
+  const from = hints[key];
+  return from ? `check its ${key} (${from})` : `check its ${key}`;
 }
 
 /** How long a status probe waits for the endpoint. */
@@ -52,7 +68,11 @@ function networkCause(err: unknown): string {
 }
 
 /** Asks the model's endpoint once; never throws. */
-export async function probeModel(model: ModelConfig, timeoutMs = PROBE_TIMEOUT_MS): Promise<ModelProbeResult> {
+export async function probeModel(
+  model: ModelConfig,
+  timeoutMs = PROBE_TIMEOUT_MS,
+  hints: ModelHints = {},
+): Promise<ModelProbeResult> {
   const at = () => new Date().toISOString();
   if (!model.base_url) {
     return { outcome: "unprobed", detail: `${model.model} via ${model.use} (no base_url to probe)`, at: at() };
@@ -67,11 +87,11 @@ export async function probeModel(model: ModelConfig, timeoutMs = PROBE_TIMEOUT_M
     await res.body?.cancel();
   } catch (err) {
     const why = (err as { name?: string }).name === "TimeoutError" ? `no answer within ${timeoutMs / 1000} s` : networkCause(err);
-    const detail = `${url} is not reachable (${why}); check its base_url (OPENAI_BASE_URL in config.example.yaml)`;
+    const detail = `${url} is not reachable (${why}); ${checkIts("base_url", hints)}`;
     return { outcome: "unreachable", detail, at: at() };
   }
   if (status === 401 || status === 403) {
-    const detail = `${url} rejected the API key (HTTP ${status}); check its api_key (OPENAI_API_KEY in config.example.yaml)`;
+    const detail = `${url} rejected the API key (HTTP ${status}); ${checkIts("api_key", hints)}`;
     return { outcome: "rejected", detail, at: at() };
   }
   if (status >= 500) return { outcome: "error", detail: `${url} answered HTTP ${status}`, at: at() };

@@ -16,7 +16,9 @@ beforeAll(async () => {
   const taken = await freePort();
   holder = createServer().listen(taken, "127.0.0.1");
   await new Promise((resolve) => holder?.once("listening", resolve));
-  ports = { server: await freePort(), closed: await freePort(), taken };
+  // Port 0: the kernel picks one when the preflight tries it, so no other test running at the
+  // same time can take it between this line and the check (only the "taken" config is in use).
+  ports = { server: 0, closed: await freePort(), taken };
 });
 afterAll(() => {
   holder?.close();

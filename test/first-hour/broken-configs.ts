@@ -79,7 +79,7 @@ export const BROKEN_CONFIGS: BrokenConfig[] = [
   },
   {
     name: "server.host is not an address of this machine",
-    text: (p) => base(p, `server:\n  host: 192.0.2.7\n  port: ${p.server}\n`),
+    text: (p) => base(p, `server:\n  host: 192.0.2.7\n  port: ${p.closed}\n`),
     line: /^server\.host: 192\.0\.2\.7 is not an address of this machine: set server\.host/,
     key: "server.host",
   },

@@ -7,6 +7,7 @@ import type { AppConfig, ModelConfig } from "../../config/schema.js";
 import { ConfigError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { resolveClass } from "../../reflection/index.js";
+import { withoutCredentials } from "./endpoint.js";
 import { stallGuardedFetch } from "./stall-guard.js";
 
 export interface CreateChatModelOptions {
@@ -103,15 +104,7 @@ export async function createChatModel(
 
 /** A model endpoint as logs and banners show it: without a user name or password in it. */
 export function endpointForLog(url: string | undefined): string | undefined {
-  if (url === undefined) return undefined;
-  try {
-    const u = new URL(url);
-    u.username = "";
-    u.password = "";
-    return u.toString();
-  } catch {
-    return url;
-  }
+  return url === undefined ? undefined : withoutCredentials(url);
 }
 
 /** What the default agent runs on, as the start log and the terminal chat's banner say it. */

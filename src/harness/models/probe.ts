@@ -10,6 +10,7 @@
  */
 import type { ModelConfig } from "../../config/schema.js";
 import { errorMessage } from "../../errors.js";
+import { withoutCredentials } from "./endpoint.js";
 
 /** `unprobed`: no base_url (another provider class), so nothing to ask. */
 export type ModelProbeOutcome = "ok" | "unreachable" | "rejected" | "error" | "unprobed";
@@ -47,18 +48,6 @@ export function blocksAgent(outcome: ModelProbeOutcome): boolean {
   return outcome === "unreachable" || outcome === "rejected";
 }
 
-/** The URL without a password or user name in it, for messages. */
-function shown(url: string): string {
-  try {
-    const u = new URL(url);
-    u.username = "";
-    u.password = "";
-    return u.toString();
-  } catch {
-    return url;
-  }
-}
-
 /** The innermost network error's text: `connect ECONNREFUSED 127.0.0.1:9`, not `fetch failed`. */
 function networkCause(err: unknown): string {
   let current = err as { cause?: unknown; errors?: unknown[] } | undefined;
@@ -78,7 +67,7 @@ export async function probeModel(
     return { outcome: "unprobed", detail: `${model.model} via ${model.use} (no base_url to probe)`, at: at() };
   }
   const target = `${model.base_url.replace(/\/+$/, "")}/models`;
-  const url = shown(target);
+  const url = withoutCredentials(target);
   const headers: Record<string, string> = model.api_key ? { authorization: `Bearer ${model.api_key}` } : {};
   let status: number;
   try {
@@ -95,7 +84,7 @@ export async function probeModel(
     return { outcome: "rejected", detail, at: at() };
   }
   if (status >= 500) return { outcome: "error", detail: `${url} answered HTTP ${status}`, at: at() };
-  return { outcome: "ok", detail: `${model.model} at ${shown(model.base_url)} is reachable`, at: at() };
+  return { outcome: "ok", detail: `${model.model} at ${withoutCredentials(model.base_url)} is reachable`, at: at() };
 }
 
 /** One model's probe, reused for `cacheMs`; callers at the same time share one request. */

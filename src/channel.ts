@@ -37,7 +37,10 @@ export type {
   NativeStreamLimits,
   OutboundContent,
   OutboundFile,
+  SendOptions,
+  SendTarget,
   SinkOptions,
+  TurnOrigin,
   WaitingMessage,
 } from "./channels/types.js";
 export { REQUIRED_CHANNEL_METHODS } from "./channels/types.js";
@@ -97,4 +100,5 @@ export {
   PlatformAuthError,
   PlatformNotFoundError,
   PlatformRateLimitError,
+  TargetUnreachableError,
 } from "./errors.js";

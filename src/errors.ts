@@ -81,7 +81,9 @@ export type ChannelErrorCode =
   /** stop() was called while start() was under way. */
   | "stopped"
   /** Another channel already holds a webhook path this one needs. */
-  | "route_conflict";
+  | "route_conflict"
+  /** The bot cannot post to this chat or person (never started the bot, closed DMs, not a member). */
+  | "unreachable";
 
 /** A failure inside one channel adapter; names the channel. */
 export class ChannelError extends AntlerError {
@@ -115,6 +117,16 @@ export class PlatformAuthError extends ChannelError {
 export class PlatformNotFoundError extends ChannelError {
   constructor(channel: string, message: string, options: AntlerErrorOptions = {}) {
     super(channel, "not_found", message, options);
+  }
+}
+
+/**
+ * The bot cannot post where it was asked to: a user who never started it, DMs closed, a chat it
+ * is not in. The message carries the platform's reason; retrying will not help.
+ */
+export class TargetUnreachableError extends ChannelError {
+  constructor(channel: string, message: string, options: AntlerErrorOptions = {}) {
+    super(channel, "unreachable", message, options);
   }
 }
 

@@ -33,6 +33,8 @@ export type { HarnessClass, HarnessContext } from "./harness/use-backend.js";
 // binding store implements (checked by `bindingStoreContract` in `antler/testing`).
 export { TenantCheckpointSaver } from "./storage/index.js";
 export type { Bindings, BindingStore, Inbox, PendingQuestions } from "./bindings/types.js";
+export type { Outbox, OutboxEntry, OutboxState } from "./bindings/outbox.js";
+export type { Schedule, Schedules } from "./bindings/schedules.js";
 
 // Plug-ins by path, and routing chats to agents.
 export { resolveClass, resolveVariable } from "./reflection/index.js";
@@ -47,6 +49,7 @@ export {
   PlatformAuthError,
   PlatformNotFoundError,
   PlatformRateLimitError,
+  TargetUnreachableError,
 } from "./errors.js";
 
 // Kept for compatibility: adapters written before `antler/channel` existed imported these from

@@ -11,3 +11,25 @@ export type {
   ThreadBinding,
 } from "./types.js";
 export { DEFAULT_TENANT } from "./types.js";
+export type {
+  NewOutboxEntry,
+  Outbox,
+  OutboxEntry,
+  OutboxFilter,
+  OutboxKind,
+  OutboxState,
+  OutboxUpdate,
+} from "./outbox.js";
+export { OUTBOX_FINAL_STATES } from "./outbox.js";
+export type {
+  NewSchedule,
+  Schedule,
+  ScheduleAction,
+  ScheduleFilter,
+  ScheduleFire,
+  ScheduleResult,
+  Schedules,
+  ScheduleState,
+  ScheduleTiming,
+  ScheduleUpdate,
+} from "./schedules.js";

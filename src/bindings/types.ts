@@ -17,6 +17,8 @@
 export { DEFAULT_TENANT } from "../storage/tenant.js";
 
 import type { Json } from "../storage/json.js";
+import type { Outbox } from "./outbox.js";
+import type { Schedules } from "./schedules.js";
 
 export type { Json };
 
@@ -121,6 +123,12 @@ export interface Inbox {
   unfinished(): Promise<InboxEntry[]>;
   /** Deletes finished events received before `before` (ms). Returns how many. */
   pruneInbox(before: number): Promise<number>;
+  /**
+   * The conversation's most recently recorded event, whatever its state: its payload holds the
+   * ref the conversation was last reached by, which a message sent later (an API send, a
+   * schedule) posts to.
+   */
+  lastInbound(key: string): Promise<InboxEntry | undefined>;
 
   /*
    * Several gateway replicas on one store (PostgreSQL). A store opened for a replica records
@@ -151,8 +159,11 @@ export interface Inbox {
   unfinishedOwners?(): Promise<string[]>;
 }
 
-/** One tenant's bindings, pending questions and inbox, over storage its views share. */
-export interface BindingStore extends Bindings, PendingQuestions, Inbox {
+/**
+ * One tenant's bindings, pending questions and inbox, with its outbox and schedules (outbox.ts,
+ * schedules.ts), over storage its views share.
+ */
+export interface BindingStore extends Bindings, PendingQuestions, Inbox, Outbox, Schedules {
   /** The tenant whose rows this store reads and writes. The store a caller opens is the default tenant's. */
   readonly tenant: string;
   /** A view of the same storage limited to `tenant`'s rows; closing a view closes nothing. */

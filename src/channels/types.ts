@@ -14,8 +14,10 @@ import type { Logger } from "../log/logger.js";
 import type { RouteHandler } from "../server/http.js";
 import type { Json } from "../storage/json.js";
 import type { MarkdownEmitter } from "./markdown/emitter.js";
+import type { SendOptions, SendTarget, TurnOrigin } from "./targets.js";
 
 export type { MarkdownEmitter } from "./markdown/emitter.js";
+export type { SendOptions, SendTarget, TurnOrigin } from "./targets.js";
 
 /**
  * How a platform shows the agent's Markdown. Open to any platform: an adapter brings its own
@@ -198,6 +200,8 @@ export interface InboundMessage {
   attachments?: InboundAttachment[];
   /** When the platform says the user sent it (ms since epoch), else when it arrived. */
   sentAt: number;
+  /** Set by the core for turns nobody typed (an API call, a schedule); adapters never set it. */
+  origin?: TurnOrigin;
 }
 
 /**
@@ -326,7 +330,7 @@ export interface Channel {
   stopIntake?(): Promise<void>;
   status(): ChannelStatus;
   /** Posts a new message. Throws typed errors from src/errors.ts (rate limit, not found, …). */
-  send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle>;
+  send(ref: ConversationRef, content: OutboundContent, options?: SendOptions): Promise<MessageHandle>;
   /** Replaces a message's content. Unchanged content may throw `NotModifiedError`; the core ignores it. */
   edit(handle: MessageHandle, content: OutboundContent): Promise<void>;
 
@@ -360,7 +364,13 @@ export interface Channel {
    */
   download?(msg: InboundMessage, attachment: InboundAttachment, maxBytes: number, options?: DownloadOptions): Promise<Uint8Array>;
   /** Posts a file as a native upload (a document or photo) in the conversation of `ref`. */
-  sendFile?(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle>;
+  sendFile?(ref: ConversationRef, file: OutboundFile, options?: SendOptions): Promise<MessageHandle>;
+  /**
+   * Turns a target nobody wrote from into a ref to post to (a DM opened, a chat checked), with
+   * the key its conversation has when people write there. Throws `TargetUnreachableError` with
+   * the platform's reason when the bot cannot post there (a user who never started it, closed DMs).
+   */
+  resolveTarget?(target: SendTarget): Promise<ConversationRef>;
   /** The largest file `sendFile` can post, in bytes, when the platform has a lower limit than `media.max_file_mb`. */
   readonly maxUploadBytes?: number;
   /**

@@ -98,6 +98,23 @@ export interface RunUser {
   name?: string;
 }
 
+/**
+ * The chat conversation a run serves, for tools that act on it (the schedule tools): an embedded
+ * run puts it in its `configurable` under {@link CONVERSATION_CONFIG_KEY}.
+ */
+export interface RunConversation {
+  tenant: string;
+  /** Channel instance name. */
+  channel: string;
+  /** Conversation key. */
+  key: string;
+  /** The person behind the turn, when a person is. */
+  user?: RunUser;
+}
+
+/** Where an embedded run's `configurable` carries its {@link RunConversation}. */
+export const CONVERSATION_CONFIG_KEY = "antler_conversation";
+
 export interface RunOptions {
   /**
    * Aborting it cancels the run (same as `Harness.cancel`). Abort with a reason named
@@ -109,6 +126,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** The person behind this turn. */
   user?: RunUser;
+  /** The chat conversation this turn serves (see {@link RunConversation}). */
+  conversation?: RunConversation;
   /** Images sent with the message, for a model that reads them: they go in as image blocks after the text. */
   images?: RunImage[];
   /** Free-form labels passed to middleware as run context (e.g. `{ channel: "slack" }`). */

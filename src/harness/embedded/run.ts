@@ -17,7 +17,7 @@ import type { AntlerRunContext } from "../middleware/dynamic-context.js";
 import { closeOpenCalls, repairThread } from "../repair.js";
 import { failureCause, MESSAGES, type RunErrorCode, toRunError } from "../run-errors.js";
 import { anyReplyNode, modelNodeOnly, RunTranslator, replyFromState } from "../run-events.js";
-import type { ApprovalAnswer, RunEvent, RunImage, RunOptions } from "../types.js";
+import { type ApprovalAnswer, CONVERSATION_CONFIG_KEY, type RunEvent, type RunImage, type RunOptions } from "../types.js";
 import type { UsageTarget } from "../usage.js";
 
 export interface LocalRunnerOptions {
@@ -175,7 +175,10 @@ export class LocalRunner {
       const stream = await this.#o.graph.stream(
         input as never,
         {
-          configurable: { thread_id: threadId },
+          configurable: {
+            thread_id: threadId,
+            ...(options.conversation ? { [CONVERSATION_CONFIG_KEY]: options.conversation } : {}),
+          },
           streamMode: ["messages", "updates"],
           signal,
           recursionLimit: this.#o.recursionLimit,

@@ -4,6 +4,7 @@
  * channel's own keys, which the channel's schema checks when the registry loads it).
  */
 import { z } from "zod";
+import { OutboxConfig } from "./outbox.js";
 
 /** A number that may also arrive as a string (from `${VAR}` interpolation). */
 export const num = () =>
@@ -368,6 +369,7 @@ export const AppConfigShape = z.strictObject({
   routes: z.array(RouteRule).default([]),
   tenants: z.record(z.string(), TenantConfig).default({}),
   gateway: GatewayConfig,
+  outbox: OutboxConfig,
   channels: z.record(z.string(), ChannelSection).default({}),
 });
 

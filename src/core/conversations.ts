@@ -92,8 +92,17 @@ export class Conversations {
     return threadId;
   }
 
-  /** The agent for a chat: the user's `/agent` pick where the route allows one, else the route's. */
+  /** Starts a new thread for a turn that asks for one (a schedule's `thread: fresh`), with the agent it runs. */
+  async freshThread(scope: ConversationScope, msg: InboundMessage): Promise<string> {
+    return this.bindNewThread(scope, msg.ref.key, await this.agentFor(scope, msg));
+  }
+
+  /**
+   * The agent for a chat: the one a scheduled or API turn names, else the user's `/agent` pick
+   * where the route allows one, else the route's.
+   */
   async agentFor(scope: ConversationScope, msg: InboundMessage, route = this.routeOf(scope, msg)): Promise<string> {
+    if (msg.origin?.agent) return msg.origin.agent;
     if (!route.allowSwitch) return route.agent;
     const chosen = await scope.store.chosenAgent(msg.ref.key);
     return chosen && route.choices.includes(chosen) ? chosen : route.agent;

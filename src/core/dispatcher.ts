@@ -8,7 +8,7 @@
  */
 import type { InboxEntry } from "../bindings/types.js";
 import type { ChannelSlot } from "../channels/registry.js";
-import type { ConversationHistory, InboundSink } from "../channels/types.js";
+import type { ConversationHistory, InboundMessage, InboundSink } from "../channels/types.js";
 import { ChatCommands } from "./chat-commands.js";
 import { CoreContext, type DispatcherOptions } from "./context.js";
 import { conversationHistory } from "./history.js";
@@ -17,7 +17,7 @@ import { Intake } from "./intake.js";
 import { Messages } from "./messages.js";
 import { Questions } from "./questions.js";
 import { Recovery } from "./recovery.js";
-import { Scopes } from "./scope.js";
+import { type ChannelScope, Scopes } from "./scope.js";
 import { channelSink } from "./sinks.js";
 
 export type { DispatcherOptions, ReplicaCoordinator } from "./context.js";
@@ -55,6 +55,20 @@ export class Dispatcher {
   /** The sink a channel delivers into. Resolves once the message is durably recorded and queued. */
   sinkFor(slot: ChannelSlot): InboundSink {
     return channelSink(this.core, this.scopes.of(slot), (scope, msg) => this.intake.receive(scope, msg));
+  }
+
+  /**
+   * Hands a turn nobody typed (an API call, a schedule's fire) to the pipeline, as the channel's
+   * sink would: recorded in the inbox (once: a second hand-over of the same event is a duplicate),
+   * then queued in its conversation.
+   */
+  submit(scope: ChannelScope, msg: InboundMessage): Promise<void> {
+    return this.intake.receive(scope, msg);
+  }
+
+  /** A channel as the pipeline sees it: its tenant's store, its notices and render hooks. */
+  scopeOf(slot: ChannelSlot): ChannelScope {
+    return this.scopes.of(slot);
   }
 
   /** A conversation of `slot` read back: its thread's history and what waits for a click (a web page's reload). */

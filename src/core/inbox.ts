@@ -25,6 +25,16 @@ export class LeftForNextProcess extends Error {
   }
 }
 
+/**
+ * A message whose handling failed after the chat was told so (a scheduled turn's error, shown
+ * where its reply would be): the entry is marked failed without a second notice.
+ */
+export class ReportedFailure extends Error {
+  constructor(readonly code: string) {
+    super(`the turn ended with an error (${code}); the chat was told`);
+  }
+}
+
 /** Answers a message that is this replica's to answer now (its verdict, then its handling). */
 export type AnswerNow = (scope: ChannelScope, msg: InboundMessage) => Promise<void>;
 
@@ -80,6 +90,7 @@ export class Inbox {
         this.core.logger.info({ channel: name, eventId: msg.eventId, state: err.state }, "left to the next process");
         return;
       }
+      if (err instanceof ReportedFailure) return void (await store.setInboxState(name, msg.eventId, "failed", err.message));
       this.core.logger.error({ err, channel: name, key: msg.ref.key }, "message handling failed");
       scope.noteError(err);
       await store.setInboxState(name, msg.eventId, "failed", errorMessage(err));

@@ -81,6 +81,8 @@ export class Intake {
 
   /** Whether the message is for the bot, and whether it answers at once or waits its turn. */
   private async verdict(scope: ChannelScope, msg: InboundMessage): Promise<Verdict> {
+    // A turn nobody typed (an API call, a schedule) was allowed when it was accepted, and is no command.
+    if (msg.origin) return { kind: "queue" };
     let denial = accessDenial(scope.access, msg);
     // A follow-up in a thread the bot is already part of needs no new mention, even after a restart.
     if (denial === "mention" && msg.inThread && (await scope.store.currentThread(msg.ref.key))) denial = undefined;

@@ -24,7 +24,7 @@ export class Messages {
 
   async handle(scope: ChannelScope, msg: InboundMessage): Promise<void> {
     if (msg.action) return this.questions.click(scope, msg);
-    const command = parseCommand(msg.text);
+    const command = msg.origin ? undefined : parseCommand(msg.text);
     if (command === "new") return this.commands.startNewThread(scope, msg);
     if (command === "agent") return this.commands.agent(scope, msg);
     const withFiles = (msg.attachments?.length ?? 0) > 0 && this.core.options.media !== undefined;
@@ -40,9 +40,18 @@ export class Messages {
   /** The message's thread, then a question that waits there, or a new turn. */
   private async answer(scope: ChannelScope, msg: InboundMessage, controller: AbortController, withFiles: boolean): Promise<void> {
     const { questions } = this;
-    const target = await this.core.conversations.threadFor(scope, msg);
+    const { conversations } = this.core;
+    if (msg.origin?.thread === "fresh") await conversations.freshThread(scope, msg);
+    let target = await conversations.threadFor(scope, msg);
     if (target.dropped) await questions.tellDropped(scope, msg, target.dropped);
-    const pending = await scope.store.getPending(target.threadId);
+    let pending = await scope.store.getPending(target.threadId);
+    // A scheduled or API turn is no answer to the question that waits: the question is closed, and the turn goes on in a new thread.
+    if (pending && msg.origin) {
+      await questions.tellDropped(scope, msg, pending);
+      await conversations.freshThread(scope, msg);
+      target = await conversations.threadFor(scope, msg);
+      pending = undefined;
+    }
     if (pending && approvalOf(pending)) return questions.desk.text(scope, msg, pending);
     // In a shared group thread, someone else's message must neither answer nor abandon the question.
     if (pending && !questions.mayAnswer(scope, msg, pending)) return questions.refuse(scope, msg, pending);

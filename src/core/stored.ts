@@ -15,6 +15,7 @@ import type {
   InboundMessage,
   JsonValue,
   MessageHandle,
+  TurnOrigin,
 } from "../channels/types.js";
 
 export type JsonObject = { [k: string]: Json };
@@ -145,6 +146,7 @@ export function messageToJson(msg: InboundMessage): Json {
     action: msg.action && object({ ...msg.action }),
     attachments: msg.attachments?.map((a) => object({ ...a })),
     sentAt: msg.sentAt,
+    origin: msg.origin && toJson(msg.origin),
   });
 }
 
@@ -165,6 +167,23 @@ export function messageFromJson(payload: Json): InboundMessage {
     action: actionFromJson(payload.action),
     attachments,
     sentAt: count(payload, "sentAt") ?? 0,
+    origin: originFromJson(payload.origin),
+  });
+}
+
+/** The origin of a turn nobody typed (an API call, a schedule), as stored with its message. */
+function originFromJson(value: Json | undefined): TurnOrigin | undefined {
+  if (!isObject(value)) return undefined;
+  const kind = text(value, "kind");
+  const outboxId = text(value, "outboxId");
+  if ((kind !== "api" && kind !== "schedule") || !outboxId) return undefined;
+  const thread = text(value, "thread");
+  return present<TurnOrigin>({
+    kind,
+    outboxId,
+    thread: thread === "fresh" || thread === "conversation" ? thread : undefined,
+    agent: text(value, "agent"),
+    scheduleId: text(value, "scheduleId"),
   });
 }
 

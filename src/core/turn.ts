@@ -7,12 +7,12 @@
  */
 import { randomBytes } from "node:crypto";
 import type { PendingQuestion } from "../bindings/types.js";
-import type { ConversationRef, InboundMessage } from "../channels/types.js";
+import type { ConversationRef, InboundMessage, TurnOrigin } from "../channels/types.js";
 import { toRunError } from "../harness/run-errors.js";
 import type { RunEvent, RunOptions } from "../harness/types.js";
 import type { ApprovalDesk } from "./approval-desk.js";
 import type { CoreContext } from "./context.js";
-import { LeftForNextProcess } from "./inbox.js";
+import { LeftForNextProcess, ReportedFailure } from "./inbox.js";
 import { NOTICES } from "./notices.js";
 import { type RenderOutcome, renderRun } from "./render/index.js";
 import { TypingLoop } from "./render/typing.js";
@@ -29,11 +29,13 @@ export interface TurnSource {
   user: { id: string; name?: string };
   /** The tag the run carries, so a restarted gateway can find the run again. */
   tag: string;
+  /** Set for a turn nobody typed (an API call, a schedule). */
+  origin?: TurnOrigin;
 }
 
 /** The source of a turn an inbound message starts. */
 export function messageSource(scope: ChannelScope, msg: InboundMessage): TurnSource {
-  return { ref: msg.ref, user: msg.user, tag: `${scope.name}:${msg.eventId}` };
+  return { ref: msg.ref, user: msg.user, tag: `${scope.name}:${msg.eventId}`, ...(msg.origin ? { origin: msg.origin } : {}) };
 }
 
 /** Starts (or resumes, or rejoins) the harness's run with the options the turn gives it. */
@@ -75,6 +77,8 @@ export class Turns {
     // Left running for the next process: the inbox entry must stay unfinished.
     if (outcome.kind === "error" && outcome.code === "detached") throw new LeftForNextProcess("running");
     await this.after(scope, source, threadId, outcome, { questionId, asker });
+    // The chat has seen the error already; the outbox learns the turn failed from the inbox.
+    if (source.origin && outcome.kind === "error") throw new ReportedFailure(outcome.code);
   }
 
   /** A message stopped before its run started: left to the next process when stopping, else the stopped notice. */
@@ -104,7 +108,8 @@ export class Turns {
     try {
       const origin = { channel: scope.name, conversation: key, chat: source.ref.chatId, tenant: scope.tenant };
       const context = { channel: scope.name, chat_type: source.ref.chatType, tenant: scope.tenant };
-      const run = start({ signal: controller.signal, user: source.user, context, origin, tag: source.tag });
+      const conversation = { tenant: scope.tenant, channel: scope.name, key, user: source.user };
+      const run = start({ signal: controller.signal, user: source.user, context, origin, conversation, tag: source.tag });
       // The run slot covers the agent's run only (and not while its stream stalls): pacing the last edits must not hold it.
       const events = runSlot.guard(
         untilAbandoned(run, controller.signal, (err) =>

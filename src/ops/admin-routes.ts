@@ -12,6 +12,8 @@ import { sendJson } from "../server/http.js";
 import { type Caller, sees } from "./admin-caller.js";
 import type { AdminOptions, AdminSource, TenantAgentStatus } from "./admin-source.js";
 import { readiness } from "./readiness.js";
+import { SCHEDULE_ROUTES } from "./schedules-api.js";
+import { SEND_ROUTES } from "./send-api.js";
 import { renderStatusPage } from "./status-page.js";
 import type { UsageFilter } from "./usage.js";
 
@@ -35,7 +37,7 @@ export interface Call<C> {
 type Handler<C> = (admin: AdminContext, req: IncomingMessage, res: ServerResponse, call: Call<C>) => unknown;
 
 /** One admin route: `open` handlers learn the caller (if any) but answer anyone. */
-export type AdminRoute = { method: "GET" | "POST"; path: string } & (
+export type AdminRoute = { method: "GET" | "POST" | "DELETE"; path: string } & (
   | { auth: "admin"; handler: Handler<Caller> }
   | { auth: "open"; handler: Handler<Caller | undefined> }
 );
@@ -137,6 +139,8 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
   { method: "GET", path: "/api/mcp", auth: "admin", handler: mcp },
   { method: "GET", path: "/api/agent", auth: "admin", handler: agent },
   { method: "GET", path: "/api/usage", auth: "admin", handler: usage },
+  ...SEND_ROUTES.map((r): AdminRoute => ({ ...r, auth: "admin" })),
+  ...SCHEDULE_ROUTES.map((r): AdminRoute => ({ ...r, auth: "admin" })),
   { method: "GET", path: "/metrics", auth: "admin", handler: metrics },
   { method: "GET", path: "/", auth: "admin", handler: statusPage },
 ];

@@ -3,6 +3,7 @@
  * (`AdminOptions`): the channels' reports, the agents' statuses, the replicas, the metrics.
  */
 import type { ChannelReport } from "../channels/registry.js";
+import type { Speaker } from "../core/outbox/index.js";
 import type { McpServerReport } from "../harness/mcp/index.js";
 import type { AgentStatus } from "../harness/types.js";
 import type { ReplicaInfo } from "../replicas/coordinator.js";
@@ -25,6 +26,8 @@ export interface AdminSource {
   replicas(): Promise<ReplicaInfo[]>;
   readonly metrics: GatewayMetrics;
   readonly startedAt: number;
+  /** The outbox and the schedules (send API, schedules API); undefined until the gateway has started. */
+  readonly speaker: Speaker | undefined;
 }
 
 export type TenantAgentStatus = AgentStatus & { tenant: string; agent: string };

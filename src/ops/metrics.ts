@@ -74,6 +74,26 @@ export class GatewayMetrics implements DispatcherObserver {
     registers: [this.registry],
   });
 
+  private readonly outboxDeliveries = new Counter({
+    name: "antler_outbox_deliveries_total",
+    help: "Outbox attempts that ended, by kind (send, run) and result (sent, retry, failed).",
+    labelNames: ["kind", "result"],
+    registers: [this.registry],
+  });
+  private readonly outboxLag = new Histogram({
+    name: "antler_outbox_delivery_lag_seconds",
+    help: "From an outbox entry's acceptance (or its schedule's due time) to its delivery.",
+    labelNames: ["kind"],
+    buckets: [0.1, 0.5, 1, 2, 5, 15, 60, 300, 1800],
+    registers: [this.registry],
+  });
+  private readonly scheduleFires = new Counter({
+    name: "antler_schedule_fires_total",
+    help: "Schedule due times recorded, by result (fired, missed, skipped).",
+    labelNames: ["result"],
+    registers: [this.registry],
+  });
+
   constructor(live: LiveValues) {
     new Gauge({
       name: "antler_queue_depth",
@@ -91,6 +111,17 @@ export class GatewayMetrics implements DispatcherObserver {
         this.set(live.activeRuns());
       },
     });
+  }
+
+  /** An outbox attempt ended (see core/outbox/worker.ts). */
+  delivery(kind: "send" | "run", result: "sent" | "failed" | "retry", lagSeconds: number): void {
+    this.outboxDeliveries.inc({ kind, result });
+    if (result === "sent") this.outboxLag.observe({ kind }, lagSeconds);
+  }
+
+  /** A schedule's due time was recorded. */
+  scheduleFire(result: string): void {
+    this.scheduleFires.inc({ result });
   }
 
   inbound(channel: string): void {

@@ -74,6 +74,7 @@ describe("GET /api/usage and /metrics", () => {
       replicas: async () => [],
       metrics,
       startedAt: Date.now(),
+      speaker: undefined,
     };
     mountAdmin(server, source, { adminToken: TOKEN, version: "test" });
     url = `http://127.0.0.1:${(await server.listen()).port}`;

@@ -122,7 +122,10 @@ describe("PostgreSQL migrations", () => {
     const { url, schema } = await freshSchema("mig");
     const opened = await Promise.all(["r1", "r2", "r3", "r4", "r5"].map((r) => open(url, r)));
     const versions = await adminQuery(`SELECT name, version FROM ${schema}.antler_migrations ORDER BY version`);
-    expect(versions).toEqual([{ name: "bindings", version: 1 }]);
+    expect(versions).toEqual([
+      { name: "bindings", version: 1 },
+      { name: "bindings", version: 2 },
+    ]);
     const tables = await adminQuery<{ tablename: string; rowsecurity: boolean }>(
       "SELECT tablename, rowsecurity FROM pg_tables WHERE schemaname = $1 ORDER BY tablename",
       [schema],
@@ -131,7 +134,9 @@ describe("PostgreSQL migrations", () => {
       { tablename: "antler_agent_choice", rowsecurity: true },
       { tablename: "antler_inbox", rowsecurity: true },
       { tablename: "antler_migrations", rowsecurity: false },
+      { tablename: "antler_outbox", rowsecurity: true },
       { tablename: "antler_pending", rowsecurity: true },
+      { tablename: "antler_schedules", rowsecurity: true },
       { tablename: "antler_threads", rowsecurity: true },
     ]);
     // Every replica works on the same tables.

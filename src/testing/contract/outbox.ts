@@ -31,6 +31,14 @@ export function outboxEntry(id: string, key = "k", channel = "tg", more: Partial
 const ids = (entries: OutboxEntry[]) => entries.map((e) => e.id);
 
 export function outboxPart(s: Subject): void {
+  enqueuePart(s);
+  claimsPart(s);
+  leasesPart(s);
+  changesPart(s);
+}
+
+/** Enqueueing: once per idempotency key and tenant. */
+function enqueuePart(s: Subject): void {
   it("enqueues once per idempotency key and tenant, whatever the second body", async () => {
     const first = await s.store.enqueueOutbound(outboxEntry("o1"));
     expect(first.created).toBe(true);
@@ -57,7 +65,10 @@ export function outboxPart(s: Subject): void {
     const later = await s.store.enqueueOutbound(outboxEntry("o3", "k", "tg", { notBefore: s.now + 100 }));
     expect(later.entry.nextAttemptAt).toBe(s.now + 100);
   });
+}
 
+/** Claims: due entries, one conversation at a time, oldest first. */
+function claimsPart(s: Subject): void {
   it("claims each conversation's oldest unfinished entry once it is due, under a lease", async () => {
     for (const [id, key, channel, notBefore] of [
       ["a1", "A", "tg", undefined],
@@ -104,7 +115,10 @@ export function outboxPart(s: Subject): void {
     );
     expect(ids(await s.store.claimOutbound("r1", ["tg"], s.now + 200, 1_000, 10))).toEqual(["a2"]);
   });
+}
 
+/** Leases: an entry whose holder died goes to another; claimers at once. */
+function leasesPart(s: Subject): void {
   it("hands an entry whose lease ran out to another claimer; a running one stays running", async () => {
     await s.store.enqueueOutbound(outboxEntry("a1"));
     await s.store.enqueueOutbound(outboxEntry("a2"));
@@ -140,7 +154,10 @@ export function outboxPart(s: Subject): void {
     // Another tenant's view cannot change them.
     expect(await s.store.forTenant("third").updateOutbound("e0", "r1", { state: "sent" })).toBe(false);
   });
+}
 
+/** Changes by the holder only, listing and pruning. */
+function changesPart(s: Subject): void {
   it("changes an entry only for its holder; null clears a field, undefined keeps it", async () => {
     await s.store.enqueueOutbound(outboxEntry("a1", "~user:42"));
     expect(await s.store.updateOutbound("a1", "r1", { state: "sent" })).toBe(false);

@@ -30,6 +30,12 @@ export function scheduleOf(id: string, nextFireAt: number, more: Partial<NewSche
 const ids = (schedules: Array<{ id: string }>) => schedules.map((x) => x.id);
 
 export function schedulesPart(s: Subject): void {
+  storingPart(s);
+  firingPart(s);
+}
+
+/** Storing, changing and listing schedules, and which are due. */
+function storingPart(s: Subject): void {
   it("stores, lists, changes and deletes schedules", async () => {
     const made = await s.store.putSchedule(
       scheduleOf("s1", s.now + 100, { agent: "support", createdBy: { id: "u1", name: "Alice" }, origin: "agent" }),
@@ -92,7 +98,10 @@ export function schedulesPart(s: Subject): void {
     expect(ids(await s.store.dueSchedules(["tg", "slack"], s.now, 2))).toEqual(["slack", "early"]);
     expect(await s.store.dueSchedules([], s.now, 10)).toEqual([]);
   });
+}
 
+/** Fires: one per due time, with its outbox entry. */
+function firingPart(s: Subject): void {
   it("fires a due time once, moving it on and queuing the fire's outbox entry in the same step", async () => {
     const due = s.now;
     await s.store.putSchedule(scheduleOf("s1", due));

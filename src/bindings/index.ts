@@ -1,16 +1,5 @@
 /** The binding store's contract: its three concerns, the store of one tenant, and their rows' types. */
-export type {
-  BindingStore,
-  Bindings,
-  Inbox,
-  InboxEntry,
-  InboxState,
-  Json,
-  PendingQuestion,
-  PendingQuestions,
-  ThreadBinding,
-} from "./types.js";
-export { DEFAULT_TENANT } from "./types.js";
+
 export type {
   NewOutboxEntry,
   Outbox,
@@ -28,8 +17,20 @@ export type {
   ScheduleFilter,
   ScheduleFire,
   ScheduleResult,
-  Schedules,
   ScheduleState,
+  Schedules,
   ScheduleTiming,
   ScheduleUpdate,
 } from "./schedules.js";
+export type {
+  BindingStore,
+  Bindings,
+  Inbox,
+  InboxEntry,
+  InboxState,
+  Json,
+  PendingQuestion,
+  PendingQuestions,
+  ThreadBinding,
+} from "./types.js";
+export { DEFAULT_TENANT } from "./types.js";

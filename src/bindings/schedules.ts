@@ -63,7 +63,10 @@ export interface Schedule {
 }
 
 /** A new schedule; counters and times are set by the store. */
-export type NewSchedule = Omit<Schedule, "fires" | "missed" | "skipped" | "createdAt" | "updatedAt" | "lastFireAt" | "lastResult" | "lastOutboxId">;
+export type NewSchedule = Omit<
+  Schedule,
+  "fires" | "missed" | "skipped" | "createdAt" | "updatedAt" | "lastFireAt" | "lastResult" | "lastOutboxId"
+>;
 
 export interface ScheduleFilter {
   channel?: string;

@@ -66,11 +66,41 @@ describe("PostgresBindingStore row-level security", () => {
       createdAt: 1,
     });
     await b.setChosenAgent("k", "research");
+    await b.enqueueOutbound({
+      id: "o1",
+      idempotencyKey: "i1",
+      bodyHash: "h",
+      kind: "send",
+      channel: "tg",
+      key: "k",
+      payload: { text: "b's" },
+      source: "api",
+    });
+    await b.putSchedule({
+      id: "s1",
+      origin: "api",
+      name: "b's",
+      channel: "tg",
+      key: "k",
+      target: {},
+      timing: { at: 1, tz: "UTC" },
+      action: { kind: "send", text: "b's" },
+      thread: "fresh",
+      state: "active",
+      nextFireAt: 1,
+    });
 
     const asA = tenantPool(url, "a");
     const count = async (sql: string) => Number((await asA.query<{ n: string }>(sql)).rows[0]?.n);
     // Asking for b's rows by name finds none of them; a's own are there.
-    for (const table of ["antler_threads", "antler_inbox", "antler_pending", "antler_agent_choice"]) {
+    for (const table of [
+      "antler_threads",
+      "antler_inbox",
+      "antler_pending",
+      "antler_agent_choice",
+      "antler_outbox",
+      "antler_schedules",
+    ]) {
       expect(await count(`SELECT count(*) AS n FROM ${table} WHERE tenant = 'b'`)).toBe(0);
       expect(await count(`SELECT count(*) AS n FROM ${table} WHERE tenant <> 'a'`)).toBe(0);
     }
@@ -79,6 +109,8 @@ describe("PostgresBindingStore row-level security", () => {
     expect((await asA.query("UPDATE antler_inbox SET state = 'done' WHERE tenant = 'b'")).rowCount).toBe(0);
     expect((await asA.query("UPDATE antler_threads SET current = false")).rowCount).toBe(1);
     expect((await asA.query("DELETE FROM antler_pending")).rowCount).toBe(0);
+    expect((await asA.query("DELETE FROM antler_outbox")).rowCount).toBe(0);
+    expect((await asA.query("UPDATE antler_schedules SET state = 'paused'")).rowCount).toBe(0);
     expect((await asA.query("DELETE FROM antler_agent_choice WHERE tenant = 'b'")).rowCount).toBe(0);
     // Writing a row for b, or moving a's row to b, is refused.
     await expect(
@@ -91,6 +123,8 @@ describe("PostgresBindingStore row-level security", () => {
     expect(await b.getInbound("tg", "1")).toMatchObject({ state: "received", payload: { secret: "b's" } });
     expect((await b.getPending("t-b"))?.questionId).toBe("q");
     expect(await b.chosenAgent("k")).toBe("research");
+    expect(await b.getOutbound("o1")).toMatchObject({ state: "queued", payload: { text: "b's" } });
+    expect(await b.getSchedule("s1")).toMatchObject({ state: "active", name: "b's" });
 
     // A connection without a tenant sees no row at all, and cannot write one.
     const nobody = tenantPool(url);
@@ -122,7 +156,10 @@ describe("PostgreSQL migrations", () => {
     const { url, schema } = await freshSchema("mig");
     const opened = await Promise.all(["r1", "r2", "r3", "r4", "r5"].map((r) => open(url, r)));
     const versions = await adminQuery(`SELECT name, version FROM ${schema}.antler_migrations ORDER BY version`);
-    expect(versions).toEqual([{ name: "bindings", version: 1 }]);
+    expect(versions).toEqual([
+      { name: "bindings", version: 1 },
+      { name: "bindings", version: 2 },
+    ]);
     const tables = await adminQuery<{ tablename: string; rowsecurity: boolean }>(
       "SELECT tablename, rowsecurity FROM pg_tables WHERE schemaname = $1 ORDER BY tablename",
       [schema],
@@ -131,7 +168,9 @@ describe("PostgreSQL migrations", () => {
       { tablename: "antler_agent_choice", rowsecurity: true },
       { tablename: "antler_inbox", rowsecurity: true },
       { tablename: "antler_migrations", rowsecurity: false },
+      { tablename: "antler_outbox", rowsecurity: true },
       { tablename: "antler_pending", rowsecurity: true },
+      { tablename: "antler_schedules", rowsecurity: true },
       { tablename: "antler_threads", rowsecurity: true },
     ]);
     // Every replica works on the same tables.

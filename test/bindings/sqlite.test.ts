@@ -110,6 +110,7 @@ describe("SqliteBindingStore migration to tenants", () => {
       { version: 1, applied_at: 50 },
       { version: 2, applied_at: 50 },
       { version: 3, applied_at: 50 },
+      { version: 4, applied_at: 50 },
     ]);
   });
 
@@ -128,6 +129,7 @@ describe("SqliteBindingStore migration to tenants", () => {
       { version: 1, applied_at: 50 },
       { version: 2, applied_at: 50 },
       { version: 3, applied_at: 50 },
+      { version: 4, applied_at: 50 },
     ]);
   });
 

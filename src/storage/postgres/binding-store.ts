@@ -9,8 +9,9 @@
  * tenant when a connection opens means no statement can run under a missing or stale tenant, and
  * every call stays one round trip; `SET LOCAL` would need a transaction (three round trips) around
  * each. The statements still name the tenant, so the indexes serve them.
+ *
+ * The outbox and the schedules are in outbox.ts and schedules.ts, which this class builds on.
  */
-import type pg from "pg";
 import { type BindingRecord, bindingOf, type InboxRecord, inboxOf, type PendingRecord, pendingOf } from "../../bindings/rows.js";
 import {
   type BindingStore,
@@ -21,7 +22,8 @@ import {
   type PendingQuestion,
   type ThreadBinding,
 } from "../../bindings/types.js";
-import { migrate, openPool, type PostgresConnection, whereIs } from "../postgres.js";
+import { migrate, type PostgresConnection, whereIs } from "../postgres.js";
+import { PostgresScheduleStore } from "./schedules.js";
 import { SCHEMA_NAME, STEPS } from "./schema.js";
 
 export interface PostgresBindingStoreOptions {
@@ -42,15 +44,6 @@ type InboxRow = Omit<InboxRecord, "payload" | "received_at" | "updated_at"> & {
   updated_at: string;
 };
 
-/** What a store and all its tenant views share. */
-interface Shared {
-  connection: PostgresConnection;
-  replica: string;
-  now: () => number;
-  pools: Map<string, pg.Pool>;
-  closed: boolean;
-}
-
 const THREAD_COLUMNS = "key, thread_id, agent, created_at, current";
 const PENDING_COLUMNS =
   "thread_id, key, question_id, interrupt_id, question, options, kind, posted, created_at, asked_by, approval";
@@ -61,33 +54,13 @@ const UNFINISHED = "state IN ('received', 'running')";
 const BIND_LOCK = 0x62696e64; // "bind"
 
 /** One tenant's rows. `PostgresBindingStore` is the default tenant's and owns the pools. */
-class PostgresTenantStore implements BindingStore {
-  constructor(
-    protected readonly shared: Shared,
-    readonly tenant: string,
-  ) {}
-
+class PostgresTenantStore extends PostgresScheduleStore implements BindingStore {
   get replica(): string {
     return this.shared.replica;
   }
 
   forTenant(tenant: string): BindingStore {
     return new PostgresTenantStore(this.shared, tenant);
-  }
-
-  /** This tenant's pool, opened on first use. */
-  protected pool(): pg.Pool {
-    if (this.shared.closed) throw new Error("[antler] [postgres] the binding store is closed");
-    let pool = this.shared.pools.get(this.tenant);
-    if (!pool) {
-      pool = openPool(this.shared.connection, this.tenant);
-      this.shared.pools.set(this.tenant, pool);
-    }
-    return pool;
-  }
-
-  protected async rows<T extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<T[]> {
-    return (await this.pool().query<T>(text, values)).rows;
   }
 
   async currentThread(key: string): Promise<string | undefined> {
@@ -239,6 +212,14 @@ class PostgresTenantStore implements BindingStore {
       [this.tenant],
     );
     return rows.map(toInbox);
+  }
+
+  async lastInbound(key: string): Promise<InboxEntry | undefined> {
+    const [row] = await this.rows<InboxRow>(
+      `SELECT ${INBOX_COLUMNS} FROM antler_inbox WHERE tenant = $1 AND key = $2 ORDER BY received_at DESC, seq DESC LIMIT 1`,
+      [this.tenant, key],
+    );
+    return row && toInbox(row);
   }
 
   async unfinishedOwners(): Promise<string[]> {

@@ -79,14 +79,92 @@ CREATE TABLE antler_agent_choice (
 `;
 
 /** `current_setting(…, true)` is NULL when the setting is absent, so such a connection sees no row. */
-const ROW_SECURITY = TABLES.map(
-  (table) => `
+const rowSecurity = (tables: string[]) =>
+  tables
+    .map(
+      (table) => `
 ALTER TABLE ${table} ENABLE ROW LEVEL SECURITY;
 ALTER TABLE ${table} FORCE ROW LEVEL SECURITY;
 CREATE POLICY antler_tenant ON ${table}
   USING (tenant = current_setting('${TENANT_SETTING}', true))
   WITH CHECK (tenant = current_setting('${TENANT_SETTING}', true));`,
-).join("\n");
+    )
+    .join("\n");
+
+/**
+ * What Antler sends on its own (src/bindings/outbox.ts, schedules.ts). Their JSON columns are
+ * `json`, not `jsonb`: they hold users' text as written, \u0000 escapes included, and nothing
+ * queries inside them. `seq` orders the outbox's entries (a claim never passes an older unfinished
+ * entry of the same conversation) and the schedules' creation. An index on the inbox's
+ * conversation finds its last event.
+ */
+const SENDING = `
+CREATE TABLE antler_outbox (
+  tenant text NOT NULL,
+  id text NOT NULL,
+  seq bigserial NOT NULL,
+  idempotency_key text NOT NULL,
+  body_hash text NOT NULL,
+  kind text NOT NULL CHECK (kind IN ('send', 'run')),
+  channel text NOT NULL,
+  key text NOT NULL,
+  payload json NOT NULL,
+  source text NOT NULL,
+  state text NOT NULL CHECK (state IN ('queued', 'sending', 'running', 'sent', 'failed')),
+  attempts integer NOT NULL,
+  next_attempt_at bigint NOT NULL,
+  owner text,
+  lease_until bigint,
+  progress json,
+  result json,
+  error text,
+  error_code text,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL,
+  sent_at bigint,
+  PRIMARY KEY (tenant, id),
+  UNIQUE (tenant, idempotency_key)
+);
+CREATE INDEX antler_outbox_claim ON antler_outbox (tenant, state, next_attempt_at);
+CREATE INDEX antler_outbox_order ON antler_outbox (tenant, channel, key, seq);
+CREATE INDEX antler_outbox_recent ON antler_outbox (tenant, seq);
+CREATE INDEX antler_outbox_finished ON antler_outbox (tenant, updated_at) WHERE state IN ('sent', 'failed');
+
+CREATE TABLE antler_schedules (
+  tenant text NOT NULL,
+  id text NOT NULL,
+  seq bigserial NOT NULL,
+  origin text NOT NULL,
+  name text NOT NULL,
+  channel text NOT NULL,
+  key text NOT NULL,
+  target json NOT NULL,
+  timing json NOT NULL,
+  action json NOT NULL,
+  agent text,
+  thread text NOT NULL,
+  created_by json,
+  state text NOT NULL CHECK (state IN ('active', 'paused', 'disabled', 'done')),
+  reason text,
+  next_fire_at bigint,
+  last_fire_at bigint,
+  last_result text,
+  last_outbox_id text,
+  fires integer NOT NULL DEFAULT 0,
+  missed integer NOT NULL DEFAULT 0,
+  skipped integer NOT NULL DEFAULT 0,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL,
+  PRIMARY KEY (tenant, id)
+);
+CREATE INDEX antler_schedules_due ON antler_schedules (tenant, next_fire_at) WHERE state = 'active';
+CREATE INDEX antler_schedules_order ON antler_schedules (tenant, created_at, seq);
+
+CREATE INDEX antler_inbox_key ON antler_inbox (tenant, key, received_at, seq);
+`;
 
 /** The steps in order; the schema's version is how many of them it has had. */
-export const STEPS: readonly string[] = [CREATE + ROW_SECURITY];
+export const STEPS: readonly string[] = [
+  CREATE + rowSecurity(TABLES),
+  SENDING + rowSecurity(["antler_outbox", "antler_schedules"]),
+];

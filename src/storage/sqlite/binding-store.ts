@@ -6,10 +6,10 @@
  *
  * Every table has a `tenant` column that leads its keys, and every statement names the tenant,
  * so a tenant view shares the connection and the compiled statements with the store it came from.
+ * The outbox and the schedules are in outbox.ts and schedules.ts, which this class builds on.
  */
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import type Database from "better-sqlite3";
 import { bindingOf, inboxOf, pendingOf } from "../../bindings/rows.js";
 import {
   type BindingStore,
@@ -21,6 +21,7 @@ import {
   type ThreadBinding,
 } from "../../bindings/types.js";
 import { openDatabase, type Synchronous } from "../sqlite.js";
+import { SqliteScheduleStore } from "./schedules.js";
 import { migrate } from "./schema.js";
 
 interface ThreadRow {
@@ -56,34 +57,12 @@ interface InboxRow {
   error: string | null;
 }
 
-/** The open file, shared by a store and all its tenant views. */
-interface Connection {
-  db: Database.Database;
-  /** Each statement is compiled once: every message goes through several of them. */
-  statements: Map<string, Database.Statement>;
-  now: () => number;
-}
-
 const THREAD_COLUMNS = "key, thread_id, agent, created_at, current";
 
 /** One tenant's rows. `SqliteBindingStore` is the default tenant's and owns the file. */
-class SqliteTenantStore implements BindingStore {
-  constructor(
-    protected readonly conn: Connection,
-    readonly tenant: string,
-  ) {}
-
+class SqliteTenantStore extends SqliteScheduleStore implements BindingStore {
   forTenant(tenant: string): BindingStore {
     return new SqliteTenantStore(this.conn, tenant);
-  }
-
-  private sql(text: string): Database.Statement {
-    let statement = this.conn.statements.get(text);
-    if (!statement) {
-      statement = this.conn.db.prepare(text);
-      this.conn.statements.set(text, statement);
-    }
-    return statement;
   }
 
   async currentThread(key: string): Promise<string | undefined> {
@@ -214,6 +193,13 @@ class SqliteTenantStore implements BindingStore {
       this.tenant,
       before,
     ).changes;
+  }
+
+  async lastInbound(key: string): Promise<InboxEntry | undefined> {
+    const row = this.sql(
+      "SELECT * FROM antler_inbox WHERE tenant = ? AND key = ? ORDER BY received_at DESC, rowid DESC LIMIT 1",
+    ).get(this.tenant, key) as InboxRow | undefined;
+    return row && toInbox(row);
   }
 
   async close(): Promise<void> {}

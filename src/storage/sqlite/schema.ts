@@ -116,6 +116,77 @@ CREATE TABLE antler_agent_choice (
 );
 `;
 
+/**
+ * What Antler sends on its own: the outbox and the schedules (src/bindings/outbox.ts,
+ * schedules.ts). `seq` is the order entries were written in (the store gives each the highest
+ * so far plus one); unlike the rowid, VACUUM never renumbers it. An index on the inbox's
+ * conversation finds its last event.
+ */
+const SENDING = `
+CREATE TABLE antler_outbox (
+  tenant TEXT NOT NULL,
+  id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  idempotency_key TEXT NOT NULL,
+  body_hash TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  channel TEXT NOT NULL,
+  key TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  source TEXT NOT NULL,
+  state TEXT NOT NULL,
+  attempts INTEGER NOT NULL,
+  next_attempt_at INTEGER NOT NULL,
+  owner TEXT,
+  lease_until INTEGER,
+  progress TEXT,
+  result TEXT,
+  error TEXT,
+  error_code TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  sent_at INTEGER,
+  PRIMARY KEY (tenant, id),
+  UNIQUE (tenant, idempotency_key)
+);
+CREATE UNIQUE INDEX antler_outbox_seq ON antler_outbox (seq);
+CREATE INDEX antler_outbox_claim ON antler_outbox (tenant, state, next_attempt_at);
+CREATE INDEX antler_outbox_order ON antler_outbox (tenant, channel, key, seq);
+CREATE INDEX antler_outbox_finished ON antler_outbox (tenant, updated_at) WHERE state IN ('sent', 'failed');
+
+CREATE TABLE antler_schedules (
+  tenant TEXT NOT NULL,
+  id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  origin TEXT NOT NULL,
+  name TEXT NOT NULL,
+  channel TEXT NOT NULL,
+  key TEXT NOT NULL,
+  target TEXT NOT NULL,
+  timing TEXT NOT NULL,
+  action TEXT NOT NULL,
+  agent TEXT,
+  thread TEXT NOT NULL,
+  created_by TEXT,
+  state TEXT NOT NULL,
+  reason TEXT,
+  next_fire_at INTEGER,
+  last_fire_at INTEGER,
+  last_result TEXT,
+  last_outbox_id TEXT,
+  fires INTEGER NOT NULL DEFAULT 0,
+  missed INTEGER NOT NULL DEFAULT 0,
+  skipped INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (tenant, id)
+);
+CREATE INDEX antler_schedules_due ON antler_schedules (tenant, state, next_fire_at);
+CREATE INDEX antler_schedules_order ON antler_schedules (tenant, created_at, seq);
+
+CREATE INDEX antler_inbox_key ON antler_inbox (tenant, key, received_at);
+`;
+
 /** The steps in order; the file's version is how many of them it has had. */
 const STEPS: ReadonlyArray<(db: Database.Database) => void> = [
   (db) => {
@@ -131,6 +202,9 @@ const STEPS: ReadonlyArray<(db: Database.Database) => void> = [
   (db) => {
     // The state of a tool approval (JSON); NULL for an ordinary question.
     db.exec("ALTER TABLE antler_pending ADD COLUMN approval TEXT");
+  },
+  (db) => {
+    db.exec(SENDING);
   },
 ];
 

@@ -1,10 +1,12 @@
 /**
  * The binding-store contract's replica methods (`claimInbound`, `nextReceived`, `takeOver`):
  * several stores of different replicas on one storage, as gateway replicas sharing a database
- * open them. See binding-store.ts for the suite as a whole.
+ * open them; and the outbox's claims and the schedules' fires between such replicas. See binding-store.ts for the suite as a whole.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { BindingStore, InboxEntry } from "../../bindings/types.js";
+import { claimRace } from "./outbox.js";
+import { fireRace } from "./schedules.js";
 
 /** The replicas' stores opened by one test, and the clock they read. */
 interface Replicas {
@@ -44,6 +46,7 @@ export function replicaContract(
     });
     claimsPart(r);
     takeOverPart(r);
+    sendingPart(r);
   });
 }
 
@@ -160,5 +163,18 @@ function takeOverPart(r: Replicas): void {
     const moved = await b.forTenant("a").takeOver!(["replica-dead"], ["tg"]);
     expect(moved.map((e) => e.eventId)).toEqual(["1"]);
     expect(await b.forTenant("b").getInbound("tg", "1")).toMatchObject({ owner: "replica-dead" });
+  });
+}
+
+/** The outbox and the schedules between replicas: claims and fires that race on one storage. */
+function sendingPart(r: Replicas): void {
+  it("gives each outbox entry to one of three replicas claiming at once, in each conversation's order", async () => {
+    const stores = [await r.replica("replica-a"), await r.replica("replica-b"), await r.replica("replica-c")];
+    await claimRace(r.now, stores);
+  });
+
+  it("records one fire of a due time when three replicas fire it at once", async () => {
+    const stores = [await r.replica("replica-a"), await r.replica("replica-b"), await r.replica("replica-c")];
+    await fireRace(r.now, [...stores, ...stores]);
   });
 }

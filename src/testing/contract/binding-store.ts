@@ -3,15 +3,27 @@
  * its rows. Each storage kind's test file calls `bindingStoreContract(label, open, options)`; it is
  * published as `antler/testing`, so a store of your own runs the same checks. It needs vitest.
  *
- * The suite has parts along the store's concerns (bindings, pending questions, the inbox), the
+ * The suite has parts along the store's concerns (bindings, pending questions, the inbox, the
+ * outbox and the schedules: outbox.ts, schedules.ts), the
  * tenants they are kept apart by, a restart, and the replica methods. `skip` leaves a part out,
  * and must say why; `restart` needs `reopen` and `replicas` needs `openReplica` unless skipped.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type BindingStore, DEFAULT_TENANT, type PendingQuestion } from "../../bindings/types.js";
 import { replicaContract } from "./binding-store-replicas.js";
+import { outboxEntry, outboxPart } from "./outbox.js";
+import { scheduleOf, schedulesPart } from "./schedules.js";
 
-export const BINDING_STORE_PARTS = ["bindings", "questions", "inbox", "tenants", "restart", "replicas"] as const;
+export const BINDING_STORE_PARTS = [
+  "bindings",
+  "questions",
+  "inbox",
+  "outbox",
+  "schedules",
+  "tenants",
+  "restart",
+  "replicas",
+] as const;
 export type BindingStorePart = (typeof BINDING_STORE_PARTS)[number];
 
 /** A part left out, and why (the reason shows in the test report). */
@@ -82,6 +94,8 @@ export function bindingStoreContract(label: string, open: OpenBindingStore, opti
       bindings: () => bindingsPart(s),
       questions: () => questionsPart(s),
       inbox: () => inboxPart(s),
+      outbox: () => outboxPart(s),
+      schedules: () => schedulesPart(s),
       tenants: () => tenantsPart(s),
       restart: () => {
         if (options.reopen) restartPart(s, options.reopen);
@@ -238,6 +252,21 @@ function inboxPart(s: StoreUnderTest): void {
     expect(await s.store.recordInbound({ channel: "tg", eventId: "b", key: "k", payload: {} })).toBe(false);
     expect(await s.store.recordInbound({ channel: "tg", eventId: "c", key: "k", payload: {} })).toBe(false);
   });
+
+  it("gives a conversation's most recently recorded event, whatever its state", async () => {
+    expect(await s.store.lastInbound("k")).toBeUndefined();
+    await s.store.recordInbound({ channel: "tg", eventId: "1", key: "k", payload: { ref: "old" } });
+    await s.store.recordInbound({ channel: "tg", eventId: "2", key: "other", payload: { ref: "other" } });
+    expect((await s.store.lastInbound("k"))?.payload).toEqual({ ref: "old" });
+    // The same millisecond: the recording order tells them apart.
+    await s.store.recordInbound({ channel: "tg", eventId: "3", key: "k", payload: { ref: "new" } });
+    await s.store.setInboxState("tg", "3", "failed", "boom");
+    expect(await s.store.lastInbound("k")).toMatchObject({ eventId: "3", state: "failed", payload: { ref: "new" } });
+    s.now += 1;
+    await s.store.recordInbound({ channel: "slack", eventId: "4", key: "k", payload: { ref: "newest" } });
+    expect((await s.store.lastInbound("k"))?.eventId).toBe("4");
+    expect(await s.store.forTenant("other").lastInbound("k")).toBeUndefined();
+  });
 }
 
 /** Tenants: the store is the default tenant's, and its views keep every concern apart. */
@@ -330,6 +359,9 @@ function restartPart(s: StoreUnderTest, reopen: OpenBindingStore): void {
     await s.store.setInboxState("tg", "1", "running");
     await s.store.setChosenAgent("k", "research");
     await s.store.forTenant("a").bindThread("k", "t-a", "support");
+    await s.store.enqueueOutbound(outboxEntry("o1"));
+    await s.store.claimOutbound("r1", ["tg"], s.now, 1_000, 1);
+    await s.store.putSchedule(scheduleOf("s1", s.now + 60));
     await s.store.close();
     s.store = await reopen(s.clock);
     expect(await s.store.chosenAgent("k")).toBe("research");
@@ -339,5 +371,8 @@ function restartPart(s: StoreUnderTest, reopen: OpenBindingStore): void {
     expect((await s.store.findPendingByQuestionId("q1"))?.askedBy).toEqual({ id: "u1", name: "Alice" });
     expect((await s.store.unfinished()).map((e) => e.eventId)).toEqual(["1"]);
     expect(await s.store.recordInbound({ channel: "tg", eventId: "1", key: "k", payload: {} })).toBe(false);
+    expect(await s.store.getOutbound("o1")).toMatchObject({ state: "sending", owner: "r1", payload: outboxEntry("o1").payload });
+    expect((await s.store.enqueueOutbound(outboxEntry("o1"))).created).toBe(false);
+    expect(await s.store.getSchedule("s1")).toMatchObject({ nextFireAt: s.now + 60, action: scheduleOf("s1", 0).action });
   });
 }

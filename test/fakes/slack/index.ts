@@ -357,6 +357,10 @@ export class FakeSlack {
   /** Builds an `event_callback` envelope around `event`. */
   envelope(event: Json): Json {
     this.eventCounter += 1;
+    // Slack sends events only from conversations that exist: the fake knows them from now on.
+    if (typeof event.channel === "string" && typeof event.user === "string" && event.user !== this.botUserId) {
+      this.api.workspace.sawMessage(event.channel, event.user);
+    }
     return {
       token: "legacy-verification-token",
       team_id: this.teamId,

@@ -36,6 +36,8 @@ import type {
   MessageHandle,
   OutboundContent,
   OutboundFile,
+  SendOptions,
+  SendTarget,
   SinkOptions,
 } from "../types.js";
 import type { DiscordFileSource } from "./attachments.js";
@@ -46,6 +48,7 @@ import { downloadAttachment, linkIn, MAX_UPLOAD_BYTES, uploadRequest } from "./f
 import { discordEmitter, escapeDiscord, toDiscordMarkdown } from "./format.js";
 import { type DiscordIdentity, type KeyRules, keyTail, translateClick, translateCommand, translateMessage } from "./inbound.js";
 import { DiscordCode, discordErrorCode, gatewayCloseProblem, mapDiscordError } from "./map-error.js";
+import { DiscordTargets, nonceFields } from "./targets.js";
 import { ThreadStarter } from "./thread-start.js";
 import { abortable, createGatewayClient, loginError } from "./transport.js";
 
@@ -81,6 +84,7 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
   private readonly held = new Map<string, ButtonInteraction>();
   private readonly threads: ThreadStarter;
   private readonly calls = new PlatformCalls(this.name, mapDiscordError, this.life);
+  private readonly targets = new DiscordTargets(this.name, () => this.rest(), this.calls);
 
   constructor(ctx: ChannelContext<DiscordChannelConfig>) {
     super(ctx.name, "gateway", { exclusive: true });
@@ -165,12 +169,19 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
     await client?.destroy();
   }
 
-  async send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {
+  /** A user's DM or a channel/thread → the ref its messages get (targets.ts). */
+  resolveTarget(target: SendTarget): Promise<ConversationRef> {
+    return this.targets.resolve(target);
+  }
+
+  /** With an idempotency key the create carries a nonce Discord enforces, so a retry returns the first message. */
+  async send(ref: ConversationRef, content: OutboundContent, options?: SendOptions): Promise<MessageHandle> {
     const channelId = await this.threads.target(ref);
     const body: Record<string, unknown> = {
       content: this.text(content.text),
       allowed_mentions: NO_PINGS,
       flags: MessageFlags.SuppressEmbeds,
+      ...nonceFields(options?.idempotencyKey),
     };
     const rows = buttonRows(this.name, content, keyTail(ref, channelId));
     if (rows) body.components = rows;
@@ -191,9 +202,10 @@ export class DiscordChannel extends LifecycleChannel implements Channel {
   }
 
   /** Posts `file` as an attachment where replies go (the conversation's thread, else the channel). */
-  async sendFile(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle> {
+  async sendFile(ref: ConversationRef, file: OutboundFile, options?: SendOptions): Promise<MessageHandle> {
     const channelId = await this.threads.target(ref);
     const request = uploadRequest(file);
+    Object.assign(request.body, nonceFields(options?.idempotencyKey));
     const sent = (await this.calls.run("uploading a file", () =>
       this.rest().post(Routes.channelMessages(channelId), request),
     )) as APIMessage;

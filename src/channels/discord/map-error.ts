@@ -10,6 +10,7 @@ import {
   PlatformAuthError,
   PlatformNotFoundError,
   PlatformRateLimitError,
+  TargetUnreachableError,
 } from "../../errors.js";
 import { MAX_UPLOAD_BYTES } from "./files.js";
 
@@ -18,7 +19,9 @@ export const DiscordCode = {
   UnknownChannel: 10003,
   UnknownMessage: 10008,
   UnknownInteraction: 10062,
+  UnknownUser: 10013,
   MissingAccess: 50001,
+  CannotMessageUser: 50007,
   CannotSendEmptyMessage: 50006,
   MissingPermissions: 50013,
   RequestEntityTooLarge: 40005,
@@ -55,6 +58,8 @@ export function mapDiscordError(channel: string, err: unknown, what: string): Ch
     }
     if (err.status === 429) return new PlatformRateLimitError(channel, 1000, `${where}Discord rate limit`, { cause: err });
     if (err.status === 413 || code === DiscordCode.RequestEntityTooLarge) return tooLarge(channel, err);
+    // The user's privacy settings refuse DMs from this bot (or they share no server with it).
+    if (code === DiscordCode.CannotMessageUser) return new TargetUnreachableError(channel, `${where}${detail}`, { cause: err });
     if (NOT_FOUND.has(code) || err.status === 404) return new PlatformNotFoundError(channel, `${where}${detail}`, { cause: err });
     if (FORBIDDEN.has(code) || err.status === 403) {
       return new ChannelError(

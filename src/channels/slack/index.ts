@@ -24,6 +24,7 @@ import type {
   NativeStreamLimits,
   OutboundContent,
   OutboundFile,
+  SendTarget,
 } from "../types.js";
 import { ThreadMemory } from "./bot-threads.js";
 import { ACTION_PREFIX, MAX_BUTTONS, questionBlocks } from "./buttons.js";
@@ -41,6 +42,7 @@ import {
 import { mapSlackError } from "./map-error.js";
 import { slackSdkLogger } from "./sdk-logger.js";
 import { SlackNativeStream } from "./stream.js";
+import { SlackTargets } from "./targets.js";
 import { createSocketReceiver } from "./transport-socket.js";
 import { SlackHttpReceiver } from "./transport-webhook.js";
 
@@ -86,6 +88,12 @@ export class SlackChannel extends LifecycleChannel implements Channel {
   private readonly threads = new ThreadMemory();
   private readonly files: SlackFiles;
   private readonly calls = new PlatformCalls(this.name, mapSlackError, this.life);
+  private readonly targets = new SlackTargets(
+    this.name,
+    () => this.web,
+    this.calls,
+    () => this.bot?.teamId,
+  );
   private app: App | undefined;
   private bot: BotIdentity | undefined;
 
@@ -156,6 +164,12 @@ export class SlackChannel extends LifecycleChannel implements Channel {
     }
   }
 
+  /** A user's DM (conversations.open) or a channel/thread → the ref its messages get (targets.ts). */
+  resolveTarget(target: SendTarget): Promise<ConversationRef> {
+    return this.targets.resolve(target);
+  }
+
+  /** chat.postMessage takes no idempotency key, so `SendOptions` is not read (see README "Sending first"). */
   async send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {
     const text = toMrkdwn(content.text) || " ";
     const buttons = content.buttons ?? [];

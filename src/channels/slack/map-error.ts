@@ -3,7 +3,13 @@
  * reject rate-limited calls instead of waiting, so the core's retry (which honours
  * `retryAfterMs`) stays the only retry loop.
  */
-import { ChannelError, PlatformAuthError, PlatformNotFoundError, PlatformRateLimitError } from "../../errors.js";
+import {
+  ChannelError,
+  PlatformAuthError,
+  PlatformNotFoundError,
+  PlatformRateLimitError,
+  TargetUnreachableError,
+} from "../../errors.js";
 
 const AUTH_CODES = new Set([
   "invalid_auth",
@@ -21,6 +27,28 @@ const NOT_FOUND_CODES = new Set([
   "user_not_found",
   "file_not_found",
   "file_deleted",
+]);
+
+/** Slack's answers when the bot may not post to a person or a conversation; retrying will not help. */
+const UNREACHABLE_CODES = new Set([
+  "user_not_found",
+  "channel_not_found",
+  "not_in_channel",
+  "is_archived",
+  "cannot_dm_bot",
+  "user_disabled",
+]);
+
+/**
+ * Calls that post somewhere new or look a target up. Elsewhere (an edit, a stream of a message
+ * already posted) a `channel_not_found` means the message is gone, as before.
+ */
+const TARGET_CALLS = new Set([
+  "chat.postMessage",
+  "chat.startStream",
+  "files.uploadV2",
+  "conversations.open",
+  "conversations.info",
 ]);
 
 /** Slack refusing a file for its size (files.getUploadURLExternal, or the upload URL's HTTP 413). */
@@ -64,6 +92,9 @@ export function mapSlackError(channel: string, err: unknown, what: string): Chan
       return new ChannelError(channel, "forbidden", `${where}${code}: add the scope to the Slack app and reinstall it`, {
         cause: err,
       });
+    }
+    if (UNREACHABLE_CODES.has(code) && TARGET_CALLS.has(what)) {
+      return new TargetUnreachableError(channel, `${where}${code}`, { cause: err });
     }
     if (NOT_FOUND_CODES.has(code)) return new PlatformNotFoundError(channel, `${where}${code}`, { cause: err });
     if (FILE_SIZE_CODES.has(code))

@@ -68,13 +68,18 @@ export function refFor(name: string, bot: BotIdentity, msg: TgMessage, replyTo: 
   const threadId = msg.is_topic_message && msg.message_thread_id !== undefined ? String(msg.message_thread_id) : undefined;
   const ref: ConversationRef = {
     channel: name,
-    key: `${name}:${bot.id}:${chatId}${threadId ? `:${threadId}` : ""}`,
+    key: telegramKey(name, bot, chatId, threadId),
     chatId,
     chatType,
   };
   if (threadId) ref.threadId = threadId;
   if (replyTo && chatType === "group") ref.replyToId = String(msg.message_id);
   return ref;
+}
+
+/** The conversation key of a chat, or of one forum topic in it. */
+export function telegramKey(name: string, bot: BotIdentity, chatId: string, threadId?: string): string {
+  return `${name}:${bot.id}:${chatId}${threadId ? `:${threadId}` : ""}`;
 }
 
 export function translateUpdate(name: string, bot: BotIdentity, update: TgUpdate, now = Date.now()): Translated | undefined {

@@ -27,6 +27,7 @@ import type {
   MessageHandle,
   OutboundContent,
   OutboundFile,
+  SendTarget,
 } from "../types.js";
 import { UPLOAD_LIMIT } from "./attachments.js";
 import { callbackDataBytes, encodeCallbackData, MAX_CALLBACK_BYTES } from "./buttons.js";
@@ -36,6 +37,7 @@ import { TelegramFiles } from "./files.js";
 import { escapeHtml, telegramEmitter, toPlainText, toTelegramHtml } from "./format.js";
 import { type BotIdentity, type TgUpdate, translateUpdate } from "./inbound.js";
 import { isParseError, mapTelegramError } from "./map-error.js";
+import { TelegramTargets } from "./targets.js";
 import { Poller } from "./transport.js";
 import { updateProblem } from "./webhook-check.js";
 
@@ -65,6 +67,7 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
   private readonly responses = new WeakMap<object, ServerResponse>();
   private readonly clicks: ClickAnswers;
   private readonly files: TelegramFiles;
+  private readonly targets: TelegramTargets;
   private readonly calls = new PlatformCalls(this.name, mapTelegramError, this.life);
 
   constructor(ctx: ChannelContext<TelegramChannelConfig>) {
@@ -85,6 +88,12 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
     };
     this.clicks = new ClickAnswers(() => this.telegram(), this.logger);
     this.files = new TelegramFiles(this.name, () => this.telegram(), this.logger, this.calls);
+    this.targets = new TelegramTargets(
+      this.name,
+      () => this.telegram(),
+      () => this.identity,
+      this.calls,
+    );
   }
 
   /** Identifies the bot, then polls or sets the webhook; a stop meanwhile aborts `signal`. */
@@ -119,6 +128,12 @@ export class TelegramChannel extends LifecycleChannel implements Channel {
     return this.clicks.answerAction(msg, notice);
   }
 
+  /** A chat or user id → the ref its messages get, checked with getChat (targets.ts). */
+  resolveTarget(target: SendTarget): Promise<ConversationRef> {
+    return this.targets.resolve(target);
+  }
+
+  /** Telegram takes no idempotency key, so `SendOptions` is not read (see README "Sending first"). */
   async send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {
     const keyboard = this.keyboard(content);
     const extra = {

@@ -8,6 +8,7 @@ import {
   PlatformAuthError,
   PlatformNotFoundError,
   PlatformRateLimitError,
+  TargetUnreachableError,
 } from "../../errors.js";
 import { DOWNLOAD_LIMIT, PHOTO_LIMIT, UPLOAD_LIMIT } from "./attachments.js";
 
@@ -15,6 +16,13 @@ import { DOWNLOAD_LIMIT, PHOTO_LIMIT, UPLOAD_LIMIT } from "./attachments.js";
 export function isParseError(err: unknown): boolean {
   return err instanceof TelegramError && err.code === 400 && /can't parse entities/i.test(err.description);
 }
+
+/**
+ * Telegram's refusals that mean the bot may not post to that chat or person (a user who never
+ * started it or blocked it, a group it left or may not write in, a topic that is gone).
+ */
+const UNREACHABLE =
+  /bot can't initiate conversation|bot was blocked by the user|user is deactivated|bot was kicked|bot is not a member|have no rights to send|not enough rights to send|message thread not found/i;
 
 /** The Bot API URL carries the token (`/bot<token>/<method>`); this hides it in any text. */
 export function redactToken(text: string): string {
@@ -46,6 +54,18 @@ export function mapTelegramError(channel: string, err: unknown, method: string):
     );
   }
   if (code === 400 && /message is not modified/i.test(description)) return new NotModifiedError(channel, { cause: err });
+  if ((code === 400 || code === 403) && UNREACHABLE.test(description)) {
+    return new TargetUnreachableError(channel, `${method}: ${description}`, { cause: err });
+  }
+  // getChat asks whether the bot may reach a chat at all (sending first): "chat not found" there
+  // means a user who never started the bot, or a group the bot is not in.
+  if (code === 400 && method === "getChat" && /chat not found/i.test(description)) {
+    return new TargetUnreachableError(
+      channel,
+      `${method}: ${description} (a user must start the bot first; a group must have the bot as a member)`,
+      { cause: err },
+    );
+  }
   const tooLarge = fileTooLarge(channel, err, method);
   if (tooLarge) return tooLarge;
   if (

@@ -6,6 +6,8 @@
  * what each user saw; the same server is the CDN that serves attachments (files.ts). Faults cover
  * rate limits, failing calls, dropped and invalidated Gateway sessions, a revoked token,
  * expired attachment links and CDN downloads that never answer or stall mid-body (`cdn.stalls`).
+ * Sending first: a create with `enforce_nonce` repeats no message within a few minutes (the first
+ * comes back), and a user may close their DMs (`closeDms`: a send there gets 50007).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -291,6 +293,11 @@ export class FakeDiscord implements ChannelCore {
   /** Texts that only `userId` saw (ephemeral interaction answers), oldest first. */
   ephemeralFor(userId: string): string[] {
     return this.interactions.ephemeralContents(userId).map((c) => this.read(c));
+  }
+
+  /** The user's privacy settings refuse DMs from the bot: opening the DM works, sending to it gets 50007. */
+  closeDms(user: FakeUser): void {
+    this.world.closedDms.add(user.id);
   }
 
   dmChannelOf(user: FakeUser): string {

@@ -131,9 +131,37 @@ export function channelRoutes(core: ChannelCore): Route[] {
   ];
 }
 
-/** Sends a message as the bot, with its uploads; dispatches MESSAGE_CREATE as Discord does for the bot's own messages. */
+/**
+ * Sends a message as the bot, with its uploads; dispatches MESSAGE_CREATE as Discord does for the
+ * bot's own messages. With `enforce_nonce`, a nonce the bot used within the last few minutes
+ * returns that first message instead of creating another.
+ */
 export function send(core: ChannelCore, c: FakeChannel, body: Json, parts: UploadedPart[] = []): StoredMessage {
   if (c.type === ChannelKind.GuildForum) throw new DiscordApiError(400, 50008, "Cannot send messages in a non-text channel");
+  if (c.type === ChannelKind.DM && c.recipient && core.world.closedDms.has(c.recipient.id)) {
+    throw new DiscordApiError(403, 50007, "Cannot send messages to this user");
+  }
+  const nonceKey = enforcedNonce(core.world, body);
+  if (nonceKey) {
+    const seen = core.world.nonces.get(nonceKey);
+    const first = seen && Date.now() - seen.at < core.world.nonceWindowMs ? core.world.messages.get(seen.messageId) : undefined;
+    if (first) return first;
+  }
+  const m = create(core, c, body, parts);
+  if (nonceKey) core.world.nonces.set(nonceKey, { messageId: m.id, at: Date.now() });
+  return m;
+}
+
+/** The author-and-nonce key when the body asks Discord to enforce its nonce; checks the nonce as Discord does. */
+function enforcedNonce(world: World, body: Json): string | undefined {
+  const nonce = body.nonce;
+  if (nonce === undefined || nonce === null) return undefined;
+  if (typeof nonce !== "string" && typeof nonce !== "number") throw invalidForm(["nonce"], "BASE_TYPE_BAD_TYPE", "Invalid nonce");
+  if (String(nonce).length > 25) throw invalidForm(["nonce"], "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.");
+  return body.enforce_nonce === true ? `${world.bot.id}:${String(nonce)}` : undefined;
+}
+
+function create(core: ChannelCore, c: FakeChannel, body: Json, parts: UploadedPart[]): StoredMessage {
   const f = messageFields(body);
   const content = f.content ?? "";
   const components = f.components ?? [];

@@ -121,6 +121,12 @@ export class World {
   readonly messages = new Map<string, StoredMessage>();
   readonly users = new Map<string, FakeUser>();
   private readonly dmByUser = new Map<string, string>();
+  /** Users whose privacy settings refuse DMs from this bot: a send to their DM gets 50007. */
+  readonly closedDms = new Set<string>();
+  /** Messages created with `enforce_nonce`, by author and nonce: a repeat within {@link nonceWindowMs} returns the first. */
+  readonly nonces = new Map<string, { messageId: string; at: number }>();
+  /** How long Discord keeps a nonce unique ("the past few minutes"). */
+  nonceWindowMs = 5 * 60_000;
   private readonly bootedAt = Date.now();
   /** Where attachment objects get their links; set by the fake once it listens. */
   links: AttachmentLinks | undefined;

@@ -74,7 +74,16 @@ export class FakeFiles {
   private readonly pending = new Map<string, PendingUpload>();
   private counter = 0;
 
-  constructor(private readonly o: { teamId: string; botUserId: string; botToken: string; baseUrl: () => string }) {}
+  constructor(
+    private readonly o: {
+      teamId: string;
+      botUserId: string;
+      botToken: string;
+      baseUrl: () => string;
+      /** Throws Slack's error when the bot may not share into `channel` (workspace.ts). */
+      postable?: (channel: string) => void;
+    },
+  ) {}
 
   /** Web API methods, registered on the fake's FakeWebApi. */
   handlers(): Record<string, (args: Json) => Json> {
@@ -200,6 +209,7 @@ export class FakeFiles {
     const channel = typeof a.channel_id === "string" && a.channel_id ? a.channel_id : undefined;
     const threadTs = typeof a.thread_ts === "string" && a.thread_ts ? a.thread_ts : undefined;
     if (threadTs && !channel) throw new SlackApiError("invalid_arguments");
+    if (channel) this.o.postable?.(channel);
     const uploads = (entries as Json[]).map((e) => this.pending.get(String(e.id)));
     // An unknown id, or one whose bytes never arrived: Slack has discarded it.
     if (uploads.some((u) => !u?.data)) throw new SlackApiError("file_not_found");

@@ -2,7 +2,8 @@
  * A fake Slack for tests, on 127.0.0.1: the Web API (see web-api.ts), files (files.ts), Socket
  * Mode or signed Events API delivery (see transport.ts; over several URLs with Slack's retries,
  * see http-delivery.ts), and a user-side API — mention the bot, write in a thread, DM it, share
- * a file, click a button — plus what each conversation shows. File URLs can be made to never
+ * a file, click a button — plus what each conversation shows, and who the bot may reach
+ * (workspace.ts: members, channels it is in, DMs opened by conversations.open). File URLs can be made to never
  * answer or stall mid-body (`files.stalls`).
  */
 
@@ -13,6 +14,7 @@ import { type FakeFile, FakeFiles } from "./files.js";
 import { type Delivered, type DeliveryFault, HttpDelivery, type HttpDeliveryOptions } from "./http-delivery.js";
 import { type DeliveryResult, type EnvelopeType, FakeSocketServer, postSigned, type SignedPostOptions } from "./transport.js";
 import { buttonLabels, type FakeMessage, FakeWebApi, type Json, visibleText } from "./web-api.js";
+import type { FakeWorkspace } from "./workspace.js";
 
 export type { FakeFile } from "./files.js";
 export { SLACK_FILE_MAX_BYTES } from "./files.js";
@@ -106,6 +108,7 @@ export class FakeSlack {
       botUserId: this.botUserId,
       botToken: this.botToken,
       baseUrl: () => `http://127.0.0.1:${this.port}`,
+      postable: (channel) => this.api.workspace.postable(channel),
     });
     this.api.register(this.files.handlers());
     this.http = new HttpDelivery(
@@ -354,6 +357,10 @@ export class FakeSlack {
   /** Builds an `event_callback` envelope around `event`. */
   envelope(event: Json): Json {
     this.eventCounter += 1;
+    // Slack sends events only from conversations that exist: the fake knows them from now on.
+    if (typeof event.channel === "string" && typeof event.user === "string" && event.user !== this.botUserId) {
+      this.api.workspace.sawMessage(event.channel, event.user);
+    }
     return {
       token: "legacy-verification-token",
       team_id: this.teamId,
@@ -384,6 +391,11 @@ export class FakeSlack {
   /** Texts of ephemeral messages shown to `user` (optionally in one channel), oldest first; no one else sees them. */
   ephemeralsSeenBy(user: string, channel?: string): string[] {
     return this.api.ephemerals.filter((e) => e.user === user && (!channel || e.channel === channel)).map((e) => e.text);
+  }
+
+  /** Members and conversations of the workspace: add people and channels, archive, remove the bot. */
+  get workspace(): FakeWorkspace {
+    return this.api.workspace;
   }
 
   calls(method: string): Json[] {

@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { SLACK_UPDATE_TEXT_MAX } from "./mrkdwn.js";
+import { FakeWorkspace } from "./workspace.js";
 
 export type Json = Record<string, unknown>;
 
@@ -96,6 +97,8 @@ export class FakeWebApi {
   readonly messages: FakeMessage[] = [];
   readonly ephemerals: EphemeralMessage[] = [];
   readonly statuses: Array<{ channel: string; threadTs: string; status: string; at: number }> = [];
+  /** Members and conversations: where the bot may post (workspace.ts). */
+  readonly workspace: FakeWorkspace;
   /** Builds the Socket Mode URL; set by the fake that owns the socket server. */
   socketUrl: () => string = () => "ws://127.0.0.1:1/link";
   private readonly faults: Fault[] = [];
@@ -103,7 +106,10 @@ export class FakeWebApi {
   private readonly handlers: Record<string, Handler>;
 
   constructor(private readonly options: WebApiOptions) {
+    this.workspace = new FakeWorkspace(options.botUserId);
     this.handlers = {
+      "conversations.open": (a) => this.workspace.open(a),
+      "conversations.info": (a) => this.workspace.info(a),
       "auth.test": (_a, token) => this.authTest(token),
       "apps.connections.open": (_a, token) => this.connectionsOpen(token),
       "chat.postMessage": (a) => this.postMessage(a),
@@ -145,6 +151,7 @@ export class FakeWebApi {
   addUserMessage(channel: string, user: string, text: string, threadTs?: string): FakeMessage {
     const m: FakeMessage = { channel, ts: this.nextTs(), user, text, byBot: false, streaming: false, versions: [] };
     if (threadTs) m.threadTs = threadTs;
+    this.workspace.sawMessage(channel, user);
     this.messages.push(m);
     return m;
   }
@@ -204,6 +211,7 @@ export class FakeWebApi {
 
   private postMessage(a: Json): Json {
     const channel = requireString(a, "channel", "channel_not_found");
+    this.workspace.postable(channel);
     const content = this.content(a, 40_000);
     const m: FakeMessage = {
       channel,
@@ -255,6 +263,7 @@ export class FakeWebApi {
       if (typeof a.recipient_team_id !== "string") throw new SlackApiError("missing_recipient_team_id");
     }
     const markdown = typeof a.markdown_text === "string" ? a.markdown_text : "";
+    this.workspace.postable(channel);
     const m: FakeMessage = {
       channel,
       ts: this.nextTs(),

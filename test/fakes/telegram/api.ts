@@ -82,8 +82,10 @@ export class BotApi {
         return this.sendMessage(p);
       case "editMessageText":
         return this.editMessageText(p);
+      case "getChat":
+        return this.getChat(p);
       case "sendChatAction":
-        this.chat(p.chat_id).typing.push(Date.now());
+        this.postable(p.chat_id).typing.push(Date.now());
         return true;
       case "answerCallbackQuery":
         return this.answerCallbackQuery(p);
@@ -125,8 +127,40 @@ export class BotApi {
     return chat;
   }
 
+  /**
+   * The chat a new message goes to, refused as Telegram refuses it: a user the bot never talked
+   * with (a private chat exists only once they wrote to the bot) gets 403, as does one who blocked
+   * the bot; a chat nobody knows, or the bot is not in, is "chat not found".
+   */
+  private postable(id: unknown) {
+    const chat = this.chats.get(Number(id));
+    if (!chat) {
+      if (this.chats.users.has(Number(id))) throw new ApiError(403, "Forbidden: bot can't initiate conversation with a user");
+      throw new ApiError(400, "Bad Request: chat not found");
+    }
+    if (chat.type === "private" && this.chats.blocked.has(chat.id))
+      throw new ApiError(403, "Forbidden: bot was blocked by the user");
+    return chat;
+  }
+
+  /** getChat: what the bot may know of a chat it is in, or of a user who started it. */
+  private getChat(p: Params) {
+    const chat = this.chats.get(Number(p.chat_id));
+    if (!chat) throw new ApiError(400, "Bad Request: chat not found");
+    if (chat.type === "private") {
+      const user = this.chats.users.get(chat.id);
+      return {
+        id: chat.id,
+        type: "private",
+        first_name: user?.first_name ?? "",
+        ...(user?.username ? { username: user.username } : {}),
+      };
+    }
+    return { id: chat.id, type: chat.type, title: chat.title ?? `Chat ${chat.id}`, ...(chat.isForum ? { is_forum: true } : {}) };
+  }
+
   private sendMessage(p: Params) {
-    const chat = this.chat(p.chat_id);
+    const chat = this.postable(p.chat_id);
     const parsed = parseText(p);
     const keyboard = parseKeyboard(p.reply_markup);
     const now = Date.now();
@@ -149,6 +183,8 @@ export class BotApi {
   /** The topic and the quoted message of a new bot message. Multipart requests carry JSON as a string. */
   private placement(chat: FakeChat, p: Params): { threadId?: number; replyTo?: number } {
     const thread = p.message_thread_id === undefined ? undefined : Number(p.message_thread_id);
+    if (thread !== undefined && chat.isForum && !this.chats.hasTopic(chat, thread))
+      throw new ApiError(400, "Bad Request: message thread not found");
     const raw = typeof p.reply_parameters === "string" ? JSON.parse(p.reply_parameters) : p.reply_parameters;
     const replyParams = raw as { message_id?: number; allow_sending_without_reply?: boolean } | undefined;
     let replyTo: number | undefined;
@@ -175,7 +211,7 @@ export class BotApi {
 
   /** sendPhoto / sendDocument: a new upload (multipart) or a file_id already on the server. */
   private sendMedia(p: Params, kind: MediaKind) {
-    const chat = this.chat(p.chat_id);
+    const chat = this.postable(p.chat_id);
     const media = this.uploaded(p[kind], kind);
     const caption = typeof p.caption === "string" ? p.caption : "";
     if (caption.length > 1024) throw new ApiError(400, "Bad Request: message caption is too long");

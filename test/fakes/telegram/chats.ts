@@ -48,15 +48,21 @@ export interface FakeChat {
   nextMessageId: number;
   /** Times of sendChatAction calls (ms). */
   typing: number[];
+  /** Forum topics opened without a message yet (`openTopic`). */
+  topics: Set<number>;
 }
 
 export class ChatStore {
   private readonly chats = new Map<number, FakeChat>();
+  /** People Telegram knows because they wrote somewhere the bot sees; a private chat exists only once they wrote to the bot. */
+  readonly users = new Map<number, FakeUser>();
+  /** Users who blocked the bot: their private chat stays, sends to it are refused. */
+  readonly blocked = new Set<number>();
 
   ensure(id: number, type: ChatKind, options: { title?: string; isForum?: boolean } = {}): FakeChat {
     let chat = this.chats.get(id);
     if (!chat) {
-      chat = { id, type, isForum: options.isForum ?? false, messages: [], nextMessageId: 1, typing: [] };
+      chat = { id, type, isForum: options.isForum ?? false, messages: [], nextMessageId: 1, typing: [], topics: new Set() };
       if (options.title) chat.title = options.title;
       this.chats.set(id, chat);
     }
@@ -76,7 +82,13 @@ export class ChatStore {
       versions: [{ text: message.text, at }],
     };
     chat.messages.push(full);
+    if (!message.fromBot) this.users.set(message.from.id, message.from);
     return full;
+  }
+
+  /** A forum's topics: the thread ids its messages were posted in. */
+  hasTopic(chat: FakeChat, threadId: number): boolean {
+    return chat.topics.has(threadId) || chat.messages.some((m) => m.threadId === threadId);
   }
 
   find(chatId: number | string, messageId: number | string): ChatMessage | undefined {

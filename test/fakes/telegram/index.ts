@@ -3,7 +3,8 @@
  * to it through `telegram.apiRoot`; tests act as users through the methods below and read
  * what the chat shows. Faults: injected errors per method (429 with retry_after, 5xx), and a
  * record of every call made while a 429's retry_after had not yet passed; file URLs that never
- * answer or stall mid-body (`downloadStalls`, ../download-stalls.ts). Several bot processes:
+ * answer or stall mid-body (`downloadStalls`, ../download-stalls.ts). Reach: a private chat exists
+ * only once its user wrote to the bot (else sends get 403 and getChat "chat not found"), as in Telegram. Several bot processes:
  * each may get a listener of its own (`listenFor`), so every call names its client; only one
  * getUpdates may be open at a time (the adapter's transport.ts), and each conflict is recorded.
  */
@@ -225,6 +226,31 @@ export class FakeTelegram {
     delete message.entities;
     message.sticker = { file_id: "sticker-1", emoji: "👍", width: 512, height: 512, is_animated: false };
     return update;
+  }
+
+  /** The bot is added to a group (or the group exists with the bot in it) before anyone writes there. */
+  addChat(chat: ChatTarget): FakeChat {
+    return this.chats.ensure(chat.id, chat.type, {
+      title: chat.type === "private" ? undefined : `Chat ${chat.id}`,
+      ...(chat.isForum ? { isForum: true } : {}),
+    });
+  }
+
+  /** A Telegram user the fake knows (e.g. seen in a group) who never started the bot: sends to them get 403. */
+  addUser(user: FakeUser): void {
+    this.chats.users.set(user.id, user);
+  }
+
+  /** The user blocks the bot: their private chat stays, sends to it get 403 "bot was blocked by the user". */
+  blockBot(userId: number): void {
+    this.chats.blocked.add(userId);
+  }
+
+  /** A forum topic is created (by a person) before anyone wrote in it. */
+  openTopic(chatId: number, threadId: number): void {
+    const chat = this.chats.get(chatId);
+    if (!chat?.isForum) throw new Error(`chat ${chatId} is not a forum the fake knows`);
+    chat.topics.add(threadId);
   }
 
   /** A private chat: its id is the user's id, as in Telegram. */

@@ -20,6 +20,8 @@ import { DEFAULT_TENANT, Tenancy } from "./config/agents.js";
 import { collectSecrets, type LoadedConfig } from "./config/loader.js";
 import type { ChannelSection } from "./config/schema.js";
 import { Dispatcher, type DispatcherObserver } from "./core/dispatcher.js";
+import type { Speaker } from "./core/outbox/index.js";
+import { openSpeaker } from "./core/outbox/open.js";
 import { ReplicaLink, standbyReason } from "./core/replica-link.js";
 import { AgentDirectory, type TenantMcpReport } from "./harness/directory.js";
 import type { AgentStatus, Harness } from "./harness/types.js";
@@ -89,6 +91,8 @@ export class Gateway {
   private views: BindingStore[] = [];
   /** Hides configured credentials in every report (platform errors may quote them). */
   private readonly scrub: Scrub;
+  /** The outbox and the schedules: what this gateway says first (src/core/outbox/). */
+  speaker: Speaker | undefined;
 
   constructor(private readonly options: GatewayOptions) {
     const { config } = options.loaded;
@@ -327,6 +331,16 @@ export class Gateway {
       ...(this.replicaLink ? { replicas: this.replicaLink.forDispatcher() } : {}),
     });
     this.views = tenancy.tenants().map((t) => (t === store.tenant ? store : store.forTenant(t)));
+    this.speaker = openSpeaker({
+      config,
+      owner: this.replicaId,
+      dispatcher: this.dispatcher,
+      slots: () => this.slots,
+      views: () => this.views,
+      hasAgent: (tenant, agent) => agents.serves(tenant, agent),
+      logger,
+      observer: this.metrics,
+    });
   }
 
   /**
@@ -356,6 +370,7 @@ export class Gateway {
     await Promise.race([started, delay(this.options.startWaitMs ?? START_WAIT_MS)]);
     if (this.server.pausedFor === "starting") this.server.resume(); // not if stop() began meanwhile
     this.supervisor.start();
+    await this.speaker?.start(channels);
     const views = this.views;
     this.pruneTimer = setInterval(() => {
       for (const view of views) void view.pruneInbox(Date.now() - INBOX_KEEP_MS);
@@ -397,6 +412,7 @@ export class Gateway {
     // From here on webhooks answer 503 + Retry-After: the next process takes them.
     this.server.pause("draining");
     this.supervisor.stop();
+    this.speaker?.stop();
     if (this.pruneTimer) clearInterval(this.pruneTimer);
     const dispatcher = this.dispatcher;
     if (dispatcher) {

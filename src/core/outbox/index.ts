@@ -10,10 +10,12 @@ import type { Schedule, ScheduleResult, ScheduleUpdate } from "../../bindings/sc
 import type { BindingStore } from "../../bindings/types.js";
 import type { InboundMessage } from "../../channels/types.js";
 import type { OutboxConfig } from "../../config/outbox.js";
+import type { SchedulesConfig } from "../../config/schedules.js";
 import type { Logger } from "../../log/logger.js";
 import type { ChannelScope } from "../scope.js";
 import { type AcceptRequest, accept } from "./accept.js";
 import { type NextFire, ScheduleClock } from "./schedule-clock.js";
+import { syncSchedules } from "./schedule-sync.js";
 import { type OutboxObserver, OutboxWorker } from "./worker.js";
 
 export type { AcceptRequest, RequestTarget } from "./accept.js";
@@ -25,8 +27,8 @@ export interface SpeakerOptions {
   /** This replica's id: the owner of the entries it holds. */
   owner: string;
   outbox: OutboxConfig;
-  /** `schedules.grace_ms`. */
-  graceMs: number;
+  /** `schedules:`: `grace_ms`, and the jobs synced at start. */
+  schedules: Pick<SchedulesConfig, "grace_ms" | "jobs">;
   callTimeoutMs: number;
   logger: Logger;
   nextFire: NextFire;
@@ -74,7 +76,7 @@ export class Speaker {
       ...(options.observer ? { observer: options.observer } : {}),
     });
     this.clock = new ScheduleClock({
-      graceMs: options.graceMs,
+      graceMs: options.schedules.grace_ms,
       now: this.now,
       nextFire: options.nextFire,
       running,
@@ -84,9 +86,24 @@ export class Speaker {
     });
   }
 
-  /** Starts looking for work every `outbox.poll_ms`, and pruning finished entries hourly. */
-  start(): void {
+  /**
+   * Brings the stored schedules in line with the config (`channels`: the config's channel
+   * sections), then looks for work every `outbox.poll_ms` and prunes finished entries hourly.
+   */
+  async start(channels: Record<string, { enabled: boolean }>): Promise<void> {
     const { outbox } = this.options;
+    const scopes = this.options.scopes();
+    const views = this.options.views();
+    await syncSchedules({
+      jobs: this.options.schedules.jobs,
+      channels: new Set(Object.entries(channels).flatMap(([name, s]) => (s.enabled ? [name] : []))),
+      viewOf: (channel) => scopes.find((s) => s.name === channel)?.store ?? (views[0] as BindingStore),
+      views,
+      owner: this.options.owner,
+      now: this.now(),
+      nextFire: this.options.nextFire,
+      logger: this.options.logger,
+    }).catch((err: unknown) => this.options.logger.error({ err }, "schedules: could not bring them in line with the config"));
     this.timer = setInterval(() => void this.tick(), outbox.poll_ms);
     this.timer.unref();
     this.pruneTimer = setInterval(() => void this.prune(), 3600_000);

@@ -1,22 +1,20 @@
-/** The speaker as a gateway builds it: over its channels' slots, its dispatcher and its store views. */
+/** The speaker as a gateway builds it: over its config, its channels' slots, its dispatcher and its store views. */
 import type { BindingStore } from "../../bindings/types.js";
 import type { ChannelSlot } from "../../channels/registry.js";
-import type { OutboxConfig } from "../../config/outbox.js";
+import type { AppConfig } from "../../config/schema.js";
 import type { Logger } from "../../log/logger.js";
+import { nextFireAfter } from "../../schedules/timing.js";
 import type { Dispatcher } from "../dispatcher.js";
 import type { ChannelScope } from "../scope.js";
-import { type NextFire, type OutboxObserver, Speaker } from "./index.js";
+import { type OutboxObserver, Speaker } from "./index.js";
 
 export interface OpenSpeakerOptions {
+  config: Pick<AppConfig, "outbox" | "schedules" | "gateway">;
   owner: string;
-  outbox: OutboxConfig;
-  graceMs: number;
-  callTimeoutMs: number;
   dispatcher: Dispatcher;
   slots: () => ChannelSlot[];
   views: () => BindingStore[];
   hasAgent: (tenant: string, agent: string) => boolean;
-  nextFire: NextFire;
   logger: Logger;
   observer?: OutboxObserver & { scheduleFire?(result: string): void };
 }
@@ -29,13 +27,14 @@ function runsHere(scope: ChannelScope): boolean {
 }
 
 export function openSpeaker(o: OpenSpeakerOptions): Speaker {
+  const { config } = o;
   return new Speaker({
     owner: o.owner,
-    outbox: o.outbox,
-    graceMs: o.graceMs,
-    callTimeoutMs: o.callTimeoutMs,
+    outbox: config.outbox,
+    schedules: config.schedules,
+    callTimeoutMs: config.gateway.platform_call_timeout_ms,
     logger: o.logger.child({ room: "outbox" }),
-    nextFire: o.nextFire,
+    nextFire: nextFireAfter,
     scopes: () => o.slots().filter((s) => s.enabled).map((s) => o.dispatcher.scopeOf(s)),
     runsHere,
     submit: (scope, msg) => o.dispatcher.submit(scope, msg),

@@ -12,6 +12,7 @@ import {
   PlatformAuthError,
   PlatformNotFoundError,
   PlatformRateLimitError,
+  TargetUnreachableError,
 } from "../../errors.js";
 import { DEFAULT_CALL_TIMEOUT_MS } from "./call-limit.js";
 import type { RenderHooks } from "./hooks.js";
@@ -130,7 +131,7 @@ export class Outbound {
           if (++waits <= MAX_RATE_LIMIT_WAITS) continue;
           throw err;
         }
-        if (err instanceof PlatformNotFoundError || err instanceof PlatformAuthError) throw err;
+        if (err instanceof PlatformNotFoundError || err instanceof PlatformAuthError || err instanceof TargetUnreachableError) throw err;
         const backoff = Math.min(MAX_BACKOFF_MS, BACKOFF_MS * 2 ** failures++);
         const more = attempts !== undefined ? failures < attempts : Date.now() + backoff - started < this.retryBudgetMs;
         if (!more) throw err;

@@ -1,0 +1,87 @@
+/**
+ * The schedules as the config says at start: each job of `schedules.jobs` stored as `cfg:<name>`
+ * (its next due time kept when its timing did not change, so a fire missed while the gateway was
+ * down is judged by `grace_ms`; an operator's pause kept), jobs gone from the config deleted, and
+ * every schedule whose channel is no longer configured disabled with the reason (and enabled
+ * again when the channel comes back). Outbox entries of a removed channel fail with that reason,
+ * so nothing waits for a channel that will never run.
+ */
+import type { Schedule } from "../../bindings/schedules.js";
+import type { BindingStore } from "../../bindings/types.js";
+import type { ScheduleJobConfig } from "../../config/schedules.js";
+import type { Logger } from "../../log/logger.js";
+import { configSchedule, configScheduleId, jobTiming } from "../../schedules/from-config.js";
+import { type OutboxTarget, provisionalKey } from "./payload.js";
+import type { NextFire } from "./schedule-clock.js";
+
+export interface SyncOptions {
+  jobs: Record<string, ScheduleJobConfig>;
+  /** Channels enabled in the config. */
+  channels: Set<string>;
+  viewOf: (channel: string) => BindingStore;
+  views: BindingStore[];
+  owner: string;
+  now: number;
+  nextFire: NextFire;
+  logger: Logger;
+}
+
+const GONE = (channel: string) => `channel ${channel} is not in the config (or not enabled)`;
+
+export async function syncSchedules(o: SyncOptions): Promise<void> {
+  for (const [name, job] of Object.entries(o.jobs)) await putJob(o, name, job);
+  for (const view of o.views) {
+    for (const s of await view.listSchedules()) {
+      if (s.origin === "config" && !Object.keys(o.jobs).some((n) => configScheduleId(n) === s.id)) {
+        await view.deleteSchedule(s.id);
+        o.logger.info({ schedule: s.id }, "schedule removed: its job is gone from the config");
+      } else await followChannel(o, view, s);
+    }
+    await failOrphans(o, view);
+  }
+}
+
+async function putJob(o: SyncOptions, name: string, job: ScheduleJobConfig): Promise<void> {
+  const view = o.viewOf(job.channel);
+  const spec = job.target;
+  const target: OutboxTarget = "key" in spec ? { key: spec.key } : { spec };
+  const key = "key" in spec ? spec.key : provisionalKey(job.channel, spec);
+  const existing = await view.getSchedule(configScheduleId(name));
+  const schedule = configSchedule(name, job, { target: target as never, key, after: o.now });
+  const sameTiming = existing !== undefined && JSON.stringify(existing.timing) === JSON.stringify(jobTiming(job));
+  if (schedule.state === "active" && existing) {
+    if (existing.state === "paused") schedule.state = "paused";
+    else if (sameTiming && existing.state === "active" && existing.nextFireAt !== undefined) schedule.nextFireAt = existing.nextFireAt;
+    else if (sameTiming && existing.state === "done") {
+      schedule.state = "done";
+      delete schedule.nextFireAt;
+    }
+  }
+  if (!o.channels.has(job.channel)) {
+    schedule.state = "disabled";
+    schedule.reason = GONE(job.channel);
+  }
+  await view.putSchedule(schedule);
+}
+
+/** A schedule of a channel that left the config is disabled; one whose channel came back is enabled again. */
+async function followChannel(o: SyncOptions, view: BindingStore, s: Schedule): Promise<void> {
+  const configured = o.channels.has(s.channel);
+  if (!configured && (s.state === "active" || s.state === "paused")) {
+    await view.updateSchedule(s.id, { state: "disabled", reason: GONE(s.channel) });
+    o.logger.warn({ schedule: s.id, channel: s.channel }, "schedule disabled: its channel is not in the config");
+  } else if (configured && s.state === "disabled" && s.reason === GONE(s.channel)) {
+    const nextFireAt = o.nextFire(s.timing, o.now);
+    await view.updateSchedule(s.id, { state: nextFireAt === undefined ? "done" : "active", reason: null, nextFireAt: nextFireAt ?? null });
+  }
+}
+
+/** Entries waiting for a channel that is no longer configured fail with the reason. */
+async function failOrphans(o: SyncOptions, view: BindingStore): Promise<void> {
+  const waiting = await view.listOutbound({ state: "queued", limit: 1000 });
+  const gone = [...new Set(waiting.map((e) => e.channel).filter((c) => !o.channels.has(c)))];
+  if (gone.length === 0) return;
+  for (const entry of await view.claimOutbound(o.owner, gone, o.now, 60_000, 1000)) {
+    await view.updateOutbound(entry.id, o.owner, { state: "failed", error: GONE(entry.channel), errorCode: "channel_removed" });
+  }
+}

@@ -12,11 +12,11 @@ function setup() {
   const clock = () => now;
   const stores = new Map<string, MemorySchedules>();
   const bookFor = (tenant: string) => {
-    let store = stores.get(tenant);
-    if (!store) stores.set(tenant, (store = new MemorySchedules(clock)));
+    const store = stores.get(tenant) ?? new MemorySchedules(clock);
+    stores.set(tenant, store);
     return new ScheduleBook({ store, clock, limits: { perConversation: 3, perTenant: 100, minIntervalS: 60 } });
   };
-  const tools = new Map(scheduleTools(bookFor, clock).map((t) => [t.name, t as StructuredToolInterface]));
+  const tools = new Map<string, StructuredToolInterface>(scheduleTools(bookFor, clock).map((t) => [t.name, t]));
   const call = async (name: string, args: Record<string, unknown>, conversation?: RunConversation): Promise<string> => {
     const tool = tools.get(name);
     if (!tool) throw new Error(`no tool ${name}`);

@@ -32,6 +32,18 @@ describe("nextFireAfter", () => {
     expect(new Date(fires[1] ?? 0).toISOString()).toBe("2026-11-02T07:30:00.000Z");
   });
 
+  it("fires once in the autumn's repeated hour, at its first pass", () => {
+    const fires = nextFires({ cron: "30 1 * * *", tz: "America/New_York" }, at("2026-10-31T12:00:00Z"), 2);
+    // 01:30 comes twice on 1 Nov (EDT, then EST): the first one only.
+    expect(fires.map((ms) => new Date(ms).toISOString())).toEqual(["2026-11-01T05:30:00.000Z", "2026-11-02T06:30:00.000Z"]);
+  });
+
+  it("moves a time inside the spring gap to after it", () => {
+    expect(nextFireAfter({ cron: "30 2 * * *", tz: "Europe/Berlin" }, at("2026-03-28T12:00:00Z"))).toBe(
+      at("2026-03-29T01:30:00Z"),
+    );
+  });
+
   it("accepts a 6-field cron with seconds", () => {
     const timing = { cron: "*/15 * * * * *", tz: "UTC" };
     expect(nextFireAfter(timing, at("2026-12-03T14:00:07Z"))).toBe(at("2026-12-03T14:00:15Z"));

@@ -56,7 +56,34 @@ const rules: Array<[string, string[]]> = [
   ["src/channels", ["src/core", "src/ops", "src/media", "src/bindings", "src/routing", "src/replicas", ...TOP]],
   [
     "src/harness",
-    ["src/channels", "src/core", "src/ops", "src/media", "src/bindings", "src/server", "src/routing", "src/replicas", ...TOP],
+    [
+      "src/channels",
+      "src/core",
+      "src/ops",
+      "src/media",
+      "src/bindings",
+      "src/server",
+      "src/routing",
+      "src/replicas",
+      "src/schedules",
+      ...TOP,
+    ],
+  ],
+  // Schedules (timing, the per-conversation book, the agent's tools): on the store's contract and
+  // the harness's types; the core fires them and the gateway hands the tools to the agents.
+  [
+    "src/schedules",
+    [
+      "src/channels",
+      "src/core",
+      "src/ops",
+      "src/media",
+      "src/server",
+      "src/routing",
+      "src/replicas",
+      ...STORAGE_ABOVE_ROOT,
+      ...TOP,
+    ],
   ],
   [
     "src/routing",

@@ -4,7 +4,7 @@
  * how far apart a failed delivery is tried again, and how long finished entries are kept.
  */
 import { z } from "zod";
-import { num } from "./sections.js";
+import { num } from "./values.js";
 
 export const OutboxConfig = z
   .strictObject({

@@ -3,14 +3,16 @@
  * span sections (agents, routes, tenants; `agents.ts`). Importing from here gives both.
  */
 import type { z } from "zod";
-import { checkAgentsAndTenants } from "./agents.js";
+import { checkAgentsAndTenants, DEFAULT_AGENT } from "./agents.js";
+import { checkScheduleRefs } from "./schedules.js";
 import { AppConfigShape } from "./sections.js";
 
 export * from "./sections.js";
 
-/** The whole config: each section's own checks, then those across sections (agents, routes, tenants). */
+/** The whole config: each section's own checks, then those across sections (agents, routes, tenants, schedule jobs). */
 export const AppConfigSchema = AppConfigShape.superRefine((config, ctx) => {
-  for (const issue of checkAgentsAndTenants(config)) {
+  const known = { channels: Object.keys(config.channels), agents: [DEFAULT_AGENT, ...Object.keys(config.agents)] };
+  for (const issue of [...checkAgentsAndTenants(config), ...checkScheduleRefs(config.schedules, known)]) {
     ctx.addIssue({ code: "custom", path: issue.path, message: issue.message });
   }
 }).transform(withWebTokens);

@@ -5,28 +5,11 @@
  */
 import { z } from "zod";
 import { OutboxConfig } from "./outbox.js";
+import { SchedulesConfig } from "./schedules.js";
 
-/** A number that may also arrive as a string (from `${VAR}` interpolation). */
-export const num = () =>
-  z.preprocess((v) => (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v)) ? Number(v) : v), z.number());
+import { bool, idList, num } from "./values.js";
 
-/** A boolean that may also arrive as "true"/"false" (from `${VAR}` interpolation). */
-export const bool = () => z.preprocess((v) => (v === "true" ? true : v === "false" ? false : v), z.boolean());
-
-/** A list of ids; a single string becomes a one-element list, an empty string an empty list. */
-export const idList = () =>
-  z.preprocess(
-    (v) =>
-      typeof v === "string"
-        ? v
-            .split(",")
-            .map((s) => s.trim())
-            .filter(Boolean)
-        : typeof v === "number"
-          ? [String(v)]
-          : v,
-    z.array(z.union([z.string(), z.number()]).transform(String)),
-  );
+export { bool, idList, num };
 
 export const ServerConfig = z
   .strictObject({
@@ -371,6 +354,7 @@ export const AppConfigShape = z.strictObject({
   gateway: GatewayConfig,
   outbox: OutboxConfig,
   channels: z.record(z.string(), ChannelSection).default({}),
+  schedules: SchedulesConfig,
 });
 
 export type AppConfig = z.output<typeof AppConfigShape>;

@@ -5,42 +5,15 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ChannelReport } from "../channels/registry.js";
-import type { AgentStatus } from "../harness/types.js";
 import type { ReplicaInfo } from "../replicas/coordinator.js";
-import type { HttpServer, RouteParams } from "../server/http.js";
 import { sendJson } from "../server/http.js";
 import { type Caller, sees } from "./admin-caller.js";
-import type { AdminOptions, AdminSource, TenantAgentStatus } from "./admin-source.js";
+import type { AdminContext, AdminRoute, Handler } from "./admin-context.js";
 import { readiness } from "./readiness.js";
 import { SCHEDULE_ROUTES } from "./schedules-api.js";
 import { SEND_ROUTES } from "./send-api.js";
 import { renderStatusPage } from "./status-page.js";
 import type { UsageFilter } from "./usage.js";
-
-/** What every handler works with: the gateway's answers, the server, and the reused agent probes. */
-export interface AdminContext {
-  server: HttpServer;
-  source: AdminSource;
-  options: AdminOptions;
-  /** The default agent's status, probed at most every few seconds (readiness.ts). */
-  probedAgent: () => Promise<AgentStatus | undefined>;
-  /** Every agent's status, probed likewise. */
-  probedAgents: () => Promise<TenantAgentStatus[]>;
-}
-
-/** One request to a route: its path parameters and who it speaks for. */
-export interface Call<C> {
-  params: RouteParams;
-  caller: C;
-}
-
-type Handler<C> = (admin: AdminContext, req: IncomingMessage, res: ServerResponse, call: Call<C>) => unknown;
-
-/** One admin route: `open` handlers learn the caller (if any) but answer anyone. */
-export type AdminRoute = { method: "GET" | "POST" | "DELETE"; path: string } & (
-  | { auth: "admin"; handler: Handler<Caller> }
-  | { auth: "open"; handler: Handler<Caller | undefined> }
-);
 
 /** The channel reports a caller may see. */
 function reportsFor(admin: AdminContext, caller: Caller): ChannelReport[] {

@@ -18,7 +18,8 @@
  */
 import type { HttpServer } from "../server/http.js";
 import { authorize, callerOf } from "./admin-caller.js";
-import { ADMIN_ROUTES, type AdminContext } from "./admin-routes.js";
+import type { AdminContext } from "./admin-context.js";
+import { ADMIN_ROUTES } from "./admin-routes.js";
 import type { AdminOptions, AdminSource } from "./admin-source.js";
 import { PROBE_REUSE_MS, reused } from "./readiness.js";
 

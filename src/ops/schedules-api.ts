@@ -9,7 +9,7 @@ import type { ScheduleReport } from "../core/outbox/index.js";
 import { HttpError } from "../server/body.js";
 import { sendJson } from "../server/http.js";
 import type { Caller } from "./admin-caller.js";
-import type { AdminContext, Call } from "./admin-routes.js";
+import type { AdminContext, Call } from "./admin-context.js";
 
 const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
 

@@ -11,7 +11,7 @@ import { type AcceptRequest, RefusedRequest } from "../core/outbox/index.js";
 import { HttpError, readJson } from "../server/body.js";
 import { sendJson } from "../server/http.js";
 import { type Caller, sees } from "./admin-caller.js";
-import type { AdminContext, Call } from "./admin-routes.js";
+import type { AdminContext, Call } from "./admin-context.js";
 
 const Target = z.union([
   z.strictObject({ key: z.string().min(1) }),
@@ -23,7 +23,10 @@ const File = z.strictObject({
   name: z.string().min(1).max(200),
   mime: z.string().min(1).default("application/octet-stream"),
   /** Base64. */
-  data: z.string().min(1).regex(/^[A-Za-z0-9+/=\s]+$/, "data must be base64"),
+  data: z
+    .string()
+    .min(1)
+    .regex(/^[A-Za-z0-9+/=\s]+$/, "data must be base64"),
   kind: z.enum(["image", "file"]).optional(),
 });
 
@@ -73,7 +76,12 @@ async function requestOf(kind: "send" | "run", req: IncomingMessage): Promise<Ac
     if (!parsed.success) throw new HttpError(400, issues(parsed.error));
     const { files, ...rest } = parsed.data;
     if (rest.text.trim() === "" && !files?.length) throw new HttpError(400, "text: give a text or at least one file");
-    const out = files?.map((f) => ({ name: f.name, mime: f.mime, data: f.data.replace(/\s/g, ""), kind: f.kind ?? (f.mime.startsWith("image/") ? ("image" as const) : ("file" as const)) }));
+    const out = files?.map((f) => ({
+      name: f.name,
+      mime: f.mime,
+      data: f.data.replace(/\s/g, ""),
+      kind: f.kind ?? (f.mime.startsWith("image/") ? ("image" as const) : ("file" as const)),
+    }));
     return { kind, ...rest, ...(out ? { files: out } : {}) };
   }
   const parsed = RunBody.safeParse(body);
@@ -100,7 +108,8 @@ function acceptHandler(kind: "send" | "run") {
     }
     try {
       const { entry, replayed } = await speakerOf(admin).accept(request, key.trim());
-      if (entry.kind !== kind) throw new RefusedRequest(409, "idempotency_conflict", "this Idempotency-Key was used before with another request");
+      if (entry.kind !== kind)
+        throw new RefusedRequest(409, "idempotency_conflict", "this Idempotency-Key was used before with another request");
       sendJson(res, replayed ? 200 : 202, entryView(entry), replayed ? { "idempotent-replayed": "true" } : {});
     } catch (err) {
       if (err instanceof RefusedRequest) throw new HttpError(err.status, err.message, { error: err.message, code: err.code });
@@ -126,7 +135,11 @@ async function listHandler(admin: AdminContext, req: IncomingMessage, res: Serve
   const states = ["queued", "sending", "running", "sent", "failed"];
   if (state && !states.includes(state)) throw new HttpError(400, `state must be one of ${states.join(", ")}`);
   const limit = Math.min(500, Math.max(1, Number(q.get("limit") ?? 100) || 100));
-  const filter = { limit, ...(state ? { state: state as OutboxEntry["state"] } : {}), ...(q.get("channel") ? { channel: q.get("channel") as string } : {}) };
+  const filter = {
+    limit,
+    ...(state ? { state: state as OutboxEntry["state"] } : {}),
+    ...(q.get("channel") ? { channel: q.get("channel") as string } : {}),
+  };
   const entries = await speakerOf(admin).listOutbound(filter, caller.tenant);
   sendJson(res, 200, { entries: entries.map(entryView) });
 }

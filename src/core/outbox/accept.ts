@@ -60,7 +60,12 @@ export async function accept(
   const payload: SendPayload | RunPayload =
     request.kind === "send"
       ? { target, text: request.text, ...(request.files?.length ? { files: request.files } : {}) }
-      : { target, prompt: request.prompt, ...(request.agent ? { agent: request.agent } : {}), ...(request.thread ? { thread: request.thread } : {}) };
+      : {
+          target,
+          prompt: request.prompt,
+          ...(request.agent ? { agent: request.agent } : {}),
+          ...(request.thread ? { thread: request.thread } : {}),
+        };
   const { entry, created } = await store.enqueueOutbound({
     id: randomUUID(),
     idempotencyKey,

@@ -148,8 +148,13 @@ export class Speaker {
   }
 
   async listOutbound(filter: OutboxFilter, tenant?: string): Promise<(OutboxEntry & { tenant: string })[]> {
-    const lists = await Promise.all(this.viewsOf(tenant).map(async (v) => (await v.listOutbound(filter)).map((e) => ({ ...e, tenant: v.tenant }))));
-    return lists.flat().sort((a, b) => b.createdAt - a.createdAt).slice(0, filter.limit ?? 100);
+    const lists = await Promise.all(
+      this.viewsOf(tenant).map(async (v) => (await v.listOutbound(filter)).map((e) => ({ ...e, tenant: v.tenant }))),
+    );
+    return lists
+      .flat()
+      .sort((a, b) => b.createdAt - a.createdAt)
+      .slice(0, filter.limit ?? 100);
   }
 
   async schedules(tenant?: string): Promise<ScheduleReport[]> {

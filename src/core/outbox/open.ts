@@ -35,7 +35,11 @@ export function openSpeaker(o: OpenSpeakerOptions): Speaker {
     callTimeoutMs: config.gateway.platform_call_timeout_ms,
     logger: o.logger.child({ room: "outbox" }),
     nextFire: nextFireAfter,
-    scopes: () => o.slots().filter((s) => s.enabled).map((s) => o.dispatcher.scopeOf(s)),
+    scopes: () =>
+      o
+        .slots()
+        .filter((s) => s.enabled)
+        .map((s) => o.dispatcher.scopeOf(s)),
     runsHere,
     submit: (scope, msg) => o.dispatcher.submit(scope, msg),
     hasAgent: o.hasAgent,

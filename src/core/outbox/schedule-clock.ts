@@ -51,7 +51,11 @@ export class ScheduleClock {
     for (const scopes of byTenant.values()) {
       const store = (scopes[0] as ChannelScope).store;
       const now = this.deps.now();
-      for (const schedule of await store.dueSchedules(scopes.map((s) => s.name), now, DUE_BATCH)) {
+      for (const schedule of await store.dueSchedules(
+        scopes.map((s) => s.name),
+        now,
+        DUE_BATCH,
+      )) {
         await this.fire(store, schedule, now).catch((err: unknown) =>
           this.deps.logger.error({ err, schedule: schedule.id }, "schedules: could not fire a schedule"),
         );
@@ -78,7 +82,13 @@ export class ScheduleClock {
     if (result === "fired") {
       deps.logger.info(log, "schedule fired");
       deps.fired();
-    } else deps.logger.warn(log, result === "missed" ? "schedule missed (the gateway was down past grace_ms)" : "schedule skipped (its last run is still going)");
+    } else
+      deps.logger.warn(
+        log,
+        result === "missed"
+          ? "schedule missed (the gateway was down past grace_ms)"
+          : "schedule skipped (its last run is still going)",
+      );
   }
 }
 

@@ -51,7 +51,8 @@ async function putJob(o: SyncOptions, name: string, job: ScheduleJobConfig): Pro
   const sameTiming = existing !== undefined && JSON.stringify(existing.timing) === JSON.stringify(jobTiming(job));
   if (schedule.state === "active" && existing) {
     if (existing.state === "paused") schedule.state = "paused";
-    else if (sameTiming && existing.state === "active" && existing.nextFireAt !== undefined) schedule.nextFireAt = existing.nextFireAt;
+    else if (sameTiming && existing.state === "active" && existing.nextFireAt !== undefined)
+      schedule.nextFireAt = existing.nextFireAt;
     else if (sameTiming && existing.state === "done") {
       schedule.state = "done";
       delete schedule.nextFireAt;
@@ -72,7 +73,11 @@ async function followChannel(o: SyncOptions, view: BindingStore, s: Schedule): P
     o.logger.warn({ schedule: s.id, channel: s.channel }, "schedule disabled: its channel is not in the config");
   } else if (configured && s.state === "disabled" && s.reason === GONE(s.channel)) {
     const nextFireAt = o.nextFire(s.timing, o.now);
-    await view.updateSchedule(s.id, { state: nextFireAt === undefined ? "done" : "active", reason: null, nextFireAt: nextFireAt ?? null });
+    await view.updateSchedule(s.id, {
+      state: nextFireAt === undefined ? "done" : "active",
+      reason: null,
+      nextFireAt: nextFireAt ?? null,
+    });
   }
 }
 

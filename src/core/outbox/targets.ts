@@ -9,7 +9,10 @@ import type { OutboxTarget } from "./payload.js";
 export async function refOfKey(store: BindingStore, channel: string, key: string): Promise<ConversationRef> {
   const last = await store.lastInbound(key);
   if (!last || last.channel !== channel) {
-    throw new TargetUnreachableError(channel, `no message from conversation ${key} was ever received, so there is nowhere to post`);
+    throw new TargetUnreachableError(
+      channel,
+      `no message from conversation ${key} was ever received, so there is nowhere to post`,
+    );
   }
   const { replyToId: _quote, ...ref } = messageFromJson(last.payload).ref;
   return ref;

@@ -161,7 +161,16 @@ export class OutboxWorker {
         ...(p.scheduleId ? { scheduleId: p.scheduleId } : {}),
       };
       const user = p.user ?? API_USER;
-      await deps.submit(scope, { channel: scope.name, eventId, ref, user, text: p.prompt, mentioned: true, sentAt: deps.now(), origin });
+      await deps.submit(scope, {
+        channel: scope.name,
+        eventId,
+        ref,
+        user,
+        text: p.prompt,
+        mentioned: true,
+        sentAt: deps.now(),
+        origin,
+      });
     }
     for (;;) {
       const inbox = await store.getInbound(scope.name, eventId);
@@ -169,7 +178,12 @@ export class OutboxWorker {
         const ok = inbox.state === "done";
         const update = ok
           ? { state: "sent" as const, sentAt: deps.now(), result: { run: "done", key: ref.key } as never, error: null }
-          : { state: "failed" as const, result: { run: "failed", key: ref.key } as never, error: inbox.error ?? "the run failed", errorCode: "run_failed" };
+          : {
+              state: "failed" as const,
+              result: { run: "failed", key: ref.key } as never,
+              error: inbox.error ?? "the run failed",
+              errorCode: "run_failed",
+            };
         if (await store.updateOutbound(entry.id, deps.owner, update)) this.observe(entry, ok ? "sent" : "failed");
         return;
       }
@@ -179,7 +193,13 @@ export class OutboxWorker {
   }
 
   /** Tried again later, or given up (permanent, or out of attempts) with a notice in the chat. */
-  private async failed(entry: OutboxEntry, scope: ChannelScope, attempts: number, err: unknown, ref?: ConversationRef): Promise<void> {
+  private async failed(
+    entry: OutboxEntry,
+    scope: ChannelScope,
+    attempts: number,
+    err: unknown,
+    ref?: ConversationRef,
+  ): Promise<void> {
     const { deps } = this;
     const { store } = scope;
     if (err instanceof LostHold) return void deps.logger.info({ id: entry.id }, "outbox: another replica holds the entry now");

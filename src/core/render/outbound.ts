@@ -131,7 +131,8 @@ export class Outbound {
           if (++waits <= MAX_RATE_LIMIT_WAITS) continue;
           throw err;
         }
-        if (err instanceof PlatformNotFoundError || err instanceof PlatformAuthError || err instanceof TargetUnreachableError) throw err;
+        if (err instanceof PlatformNotFoundError || err instanceof PlatformAuthError || err instanceof TargetUnreachableError)
+          throw err;
         const backoff = Math.min(MAX_BACKOFF_MS, BACKOFF_MS * 2 ** failures++);
         const more = attempts !== undefined ? failures < attempts : Date.now() + backoff - started < this.retryBudgetMs;
         if (!more) throw err;

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { BindingStore, InboxEntry } from "./bindings/types.js";
 import {
@@ -35,6 +36,9 @@ import { redactReport, redactStatus, type Scrub } from "./ops/redact.js";
 import type { ReplicaInfo } from "./replicas/coordinator.js";
 import { soleReplica } from "./replicas/membership.js";
 import { Router, routeWarnings } from "./routing/index.js";
+import { booksOf } from "./schedules/book.js";
+import { scheduleLimits } from "./schedules/from-config.js";
+import { scheduleTools } from "./schedules/tools.js";
 import { HttpServer, httpLimits, sendJson } from "./server/http.js";
 import { openStorage } from "./storage/index.js";
 import { Supervisor, type SupervisorOptions } from "./supervisor.js";
@@ -308,13 +312,14 @@ export class Gateway {
     const tenants = new Set([DEFAULT_TENANT]);
     for (const [name, section] of Object.entries(channels)) if (section.enabled) tenants.add(tenancy.tenantOfChannel(name));
     const media = openMedia(this.options.loaded, tenancy, logger);
+    const limits = scheduleLimits(config.schedules);
     const agents = await AgentDirectory.open(
       {
         config,
         baseDir,
         logger,
         harness: this.options.harness,
-        tools: [...media.tools, ...(this.options.tools ?? [])],
+        tools: [...media.tools, ...scheduleTools(booksOf(() => this.views, limits)), ...(this.options.tools ?? [])],
         onUsage: (who, usage) => this.metrics.usage(who, usage),
       },
       [...tenants],
@@ -328,6 +333,7 @@ export class Gateway {
       settings: config.gateway,
       observer: this.options.observer ?? this.metrics,
       media: media.desk,
+      scheduleLimits: limits,
       ...(this.replicaLink ? { replicas: this.replicaLink.forDispatcher() } : {}),
     });
     this.views = tenancy.tenants().map((t) => (t === store.tenant ? store : store.forTenant(t)));
@@ -367,7 +373,7 @@ export class Gateway {
     await this.replicaLink?.contend(this.slots);
     this.replicaLink?.start();
     const started = Promise.all(this.slots.map((slot) => this.startSlot(slot)));
-    await Promise.race([started, delay(this.options.startWaitMs ?? START_WAIT_MS)]);
+    await Promise.race([started, wait(this.options.startWaitMs ?? START_WAIT_MS)]);
     if (this.server.pausedFor === "starting") this.server.resume(); // not if stop() began meanwhile
     this.supervisor.start();
     await this.speaker?.start(channels);
@@ -420,10 +426,10 @@ export class Gateway {
       // Before the drain: no update is fetched only to be refused, and another replica takes the bot now.
       await this.handOver();
       const drainMs = this.options.drainMs ?? this.options.loaded.config.gateway.drain_ms;
-      const drained = await Promise.race([dispatcher.idle().then(() => true), delay(drainMs).then(() => false)]);
+      const drained = await Promise.race([dispatcher.idle().then(() => true), wait(drainMs).then(() => false)]);
       if (!drained) {
         dispatcher.cancelAll();
-        await Promise.race([dispatcher.idle(), delay(drainMs)]);
+        await Promise.race([dispatcher.idle(), wait(drainMs)]);
       }
     }
     await stopChannels(this.slots, this.logger);
@@ -436,9 +442,8 @@ export class Gateway {
   }
 }
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
+/** Resolves after `ms` without keeping the process alive. */
+const wait = (ms: number) => sleep(ms, undefined, { ref: false });
 
 export function createGateway(options: GatewayOptions): Gateway {
   return new Gateway(options);

@@ -1,12 +1,16 @@
 /**
  * What the chat commands do (commands.ts reads them): `/help` and `/status` answer; `/stop`
  * stops the conversation's reply here, on the replica that runs it, or the tool calls waiting
- * for approval; `/new` starts a fresh thread and `/agent` lists or switches agents.
+ * for approval; `/schedules` lists or cancels the conversation's schedules; `/new` starts a fresh
+ * thread and `/agent` lists or switches agents.
  */
 import type { InboundMessage } from "../channels/types.js";
 import { DEFAULT_AGENT } from "../config/agents.js";
+import { ScheduleBook } from "../schedules/book.js";
+import { formatCancel, formatScheduleList } from "../schedules/format.js";
+import { DEFAULT_SCHEDULE_LIMITS } from "../schedules/from-config.js";
 import type { ApprovalDesk } from "./approval-desk.js";
-import { type CommandName, helpText } from "./commands.js";
+import { type CommandName, commandArgument, helpText } from "./commands.js";
 import type { CoreContext } from "./context.js";
 import { NOTICES } from "./notices.js";
 import type { ChannelScope } from "./scope.js";
@@ -22,6 +26,7 @@ export class ChatCommands {
     const key = msg.ref.key;
     if (command === "help") return void (await scope.notify(msg.ref, helpText(scope.channel.capabilities)));
     if (command === "stop") return this.stop(scope, msg);
+    if (command === "schedules") return this.schedules(scope, msg);
     await scope.notify(msg.ref, await this.statusText(scope, key));
   }
 
@@ -35,6 +40,22 @@ export class ChatCommands {
   /** `/agent` and `/agent NAME`. */
   async agent(scope: ChannelScope, msg: InboundMessage): Promise<void> {
     await scope.notify(msg.ref, await this.core.conversations.agentCommand(scope, msg));
+  }
+
+  /** `/schedules` lists the conversation's schedules; `/schedules cancel N` (a number or an id) cancels one. */
+  private async schedules(scope: ChannelScope, msg: InboundMessage): Promise<void> {
+    const book = new ScheduleBook({ store: scope.store, limits: this.core.options.scheduleLimits ?? DEFAULT_SCHEDULE_LIMITS });
+    const [verb, which] = commandArgument(msg.text).split(/\s+/, 2);
+    const key = msg.ref.key;
+    if (!verb) return scope.post(msg.ref, formatScheduleList(await book.list(key)));
+    if (verb.toLowerCase() !== "cancel" || !which) {
+      return scope.notify(
+        msg.ref,
+        "Use /schedules to list this conversation's schedules, and /schedules cancel N to cancel one.",
+      );
+    }
+    const index = /^\d+$/.test(which) ? Number(which) : which;
+    await scope.post(msg.ref, formatCancel(await book.cancel(key, index, msg.user)));
   }
 
   private async stop(scope: ChannelScope, msg: InboundMessage): Promise<void> {

@@ -1,14 +1,14 @@
 /**
- * Chat commands. `/stop`, `/status` and `/help` answer at once, even while a reply is running;
+ * Chat commands. `/stop`, `/status`, `/schedules` and `/help` answer at once, even while a reply is running;
  * `/new` and `/agent` wait their turn in the conversation's queue so they never cut a reply in half.
  */
 
-export type CommandName = "new" | "help" | "status" | "stop" | "agent";
+export type CommandName = "new" | "help" | "status" | "stop" | "agent" | "schedules";
 
-const KNOWN: readonly CommandName[] = ["new", "help", "status", "stop", "agent"];
+const KNOWN: readonly CommandName[] = ["new", "help", "status", "stop", "agent", "schedules"];
 
 /** Commands that bypass the conversation queue. */
-export const IMMEDIATE: ReadonlySet<CommandName> = new Set(["help", "status", "stop"]);
+export const IMMEDIATE: ReadonlySet<CommandName> = new Set(["help", "status", "stop", "schedules"]);
 
 /** Parses `/name`, `/name@bot` or `/name args`; undefined for anything else, including unknown commands. */
 export function parseCommand(text: string): CommandName | undefined {
@@ -47,6 +47,7 @@ export function helpText(capabilities: { buttons: boolean }): string {
     "- /status — show this conversation's thread, agent, model and whether I'm replying",
     "- /agent — list the agents you can talk to here; /agent NAME switches to one (in a new conversation)",
     "- /stop — stop the reply I'm writing",
+    "- /schedules — list this conversation's reminders and scheduled tasks; /schedules cancel N cancels one",
     "- /help — this list",
     "",
     ...answering,

@@ -3,11 +3,13 @@
  * per-conversation queue and the global run limit, the messages in progress, whether the gateway
  * still accepts work, and the work it runs outside the queues (so `idle` can wait for it).
  */
+
 import type { BindingStore } from "../bindings/types.js";
 import type { GatewayConfig } from "../config/schema.js";
 import type { Logger } from "../log/logger.js";
 import type { MediaDesk } from "../media/desk.js";
 import type { Router } from "../routing/index.js";
+import type { ScheduleLimits } from "../schedules/book.js";
 import { ActiveRuns } from "./active-runs.js";
 import { type AgentSource, Conversations } from "./conversations.js";
 import type { DispatcherObserver } from "./observer.js";
@@ -30,6 +32,8 @@ export interface DispatcherOptions {
    * messages, whichever replica received them.
    */
   replicas?: ReplicaCoordinator;
+  /** The limits on schedules people and agents make (`schedules:`); defaults when absent. */
+  scheduleLimits?: ScheduleLimits;
 }
 
 /** What the dispatcher needs from the replica coordination (src/replicas). */

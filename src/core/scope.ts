@@ -11,6 +11,9 @@ import type { Logger } from "../log/logger.js";
 import type { Conversations } from "./conversations.js";
 import { type ChannelEvents, channelEvents, type DispatcherObserver } from "./observer.js";
 import { type RenderHooks, sendNotice } from "./render/index.js";
+import { postChunked } from "./render/notice.js";
+import { Outbound } from "./render/outbound.js";
+import { editInterval } from "./render/types.js";
 
 export class ChannelScope {
   readonly name: string;
@@ -55,6 +58,16 @@ export class ChannelScope {
       this.noteError(err);
       this.logger.error({ err, channel: this.name }, "could not send a notice");
       if (rethrow) throw err;
+    }
+  }
+
+  /** Posts Markdown the pipeline wrote (a list with ids), split where it is too long; a failure is noted and logged. */
+  async post(ref: ConversationRef, markdown: string): Promise<void> {
+    try {
+      await postChunked(new Outbound(this.channel, this.hooks(), editInterval(this.channel, ref)), ref, { text: markdown });
+    } catch (err) {
+      this.noteError(err);
+      this.logger.error({ err, channel: this.name }, "could not send a command's answer");
     }
   }
 

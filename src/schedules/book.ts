@@ -211,3 +211,15 @@ function seconds(ms: number): string {
   if (s % 60 === 0) return `${s / 60} min`;
   return `${s} s`;
 }
+
+/** Each tenant's book over its view of the store, for the agent's schedule tools. */
+export function booksOf(
+  stores: () => (Schedules & { readonly tenant: string })[],
+  limits: ScheduleLimits,
+): (tenant: string) => ScheduleBook {
+  return (tenant) => {
+    const store = stores().find((s) => s.tenant === tenant);
+    if (!store) throw new Error(`no store for tenant ${tenant}`);
+    return new ScheduleBook({ store, limits });
+  };
+}

@@ -56,6 +56,9 @@ export function configSchedule(name: string, job: JobSettings, where: { target: 
   };
 }
 
+/** The limits when no `schedules:` section is given (its defaults). */
+export const DEFAULT_SCHEDULE_LIMITS: ScheduleLimits = { perConversation: 10, perTenant: 500, minIntervalS: 60 };
+
 /** The limits `ScheduleBook` keeps, from the `schedules:` section. */
 export function scheduleLimits(section: {
   max_per_conversation: number;

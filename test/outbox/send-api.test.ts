@@ -25,11 +25,19 @@ async function boot(outbox: Record<string, unknown> = {}): Promise<{ driver: Tel
   return { driver, gw };
 }
 
-async function post(path: string, body: unknown, key?: string): Promise<{ status: number; body: Record<string, unknown>; replayed: boolean }> {
+async function post(
+  path: string,
+  body: unknown,
+  key?: string,
+): Promise<{ status: number; body: Record<string, unknown>; replayed: boolean }> {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (key) headers["idempotency-key"] = key;
   const res = await fetch(`${gw?.url}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown>, replayed: res.headers.get("idempotent-replayed") === "true" };
+  return {
+    status: res.status,
+    body: (await res.json()) as Record<string, unknown>,
+    replayed: res.headers.get("idempotent-replayed") === "true",
+  };
 }
 
 async function get(path: string): Promise<Record<string, unknown>> {
@@ -97,11 +105,18 @@ describe("POST /api/runs", () => {
     const { driver, gw } = await boot();
     driver.fake.addChat({ id: ALICE.id, type: "private" });
     gw.model.enqueue({ text: "The alert means the disk is full." });
-    const res = await post("/api/runs", { channel: "telegram", target: { user: String(ALICE.id) }, prompt: "Explain alert 42" }, "run-1");
+    const res = await post(
+      "/api/runs",
+      { channel: "telegram", target: { user: String(ALICE.id) }, prompt: "Explain alert 42" },
+      "run-1",
+    );
     expect(res.status).toBe(202);
     await eventually(async () => expect((await get(`/api/runs/${res.body.id}`)).state).toBe("sent"), 15_000);
     expect(driver.fake.botMessages(ALICE.id).map((m) => m.text)).toContain("The alert means the disk is full.");
-    expect((await post("/api/runs", { channel: "telegram", target: { user: String(ALICE.id) }, prompt: "Explain alert 42" }, "run-1")).replayed).toBe(true);
+    expect(
+      (await post("/api/runs", { channel: "telegram", target: { user: String(ALICE.id) }, prompt: "Explain alert 42" }, "run-1"))
+        .replayed,
+    ).toBe(true);
     expect(driver.fake.botMessages(ALICE.id).length).toBe(1);
   });
 });

@@ -63,11 +63,12 @@ export interface GatewayOptions {
   drainMs?: number;
   /** This replica's id in a shared (PostgreSQL) store; `<hostname>-<pid>-<random>` by default. */
   replicaId?: string;
+  /** The clock schedules are made and fired by (tests move it); `Date.now` by default. */
+  clock?: () => number;
 }
 
 /** How long `start` waits for channels to connect before going on without the slow ones. */
 const START_WAIT_MS = 15_000;
-const INBOX_KEEP_MS = 48 * 3600_000;
 
 export class Gateway {
   readonly server: HttpServer;
@@ -80,7 +81,6 @@ export class Gateway {
   readonly startedAt = Date.now();
   /** The id this process owns inbox events under in a store shared by several replicas. */
   readonly replicaId: string;
-  private pruneTimer: NodeJS.Timeout | undefined;
   private readonly supervisor: Supervisor;
   private readonly tenancy: Tenancy;
   /**
@@ -319,7 +319,14 @@ export class Gateway {
         baseDir,
         logger,
         harness: this.options.harness,
-        tools: [...media.tools, ...scheduleTools(booksOf(() => this.views, limits)), ...(this.options.tools ?? [])],
+        tools: [
+          ...media.tools,
+          ...scheduleTools(
+            booksOf(() => this.views, limits, this.options.clock),
+            this.options.clock,
+          ),
+          ...(this.options.tools ?? []),
+        ],
         onUsage: (who, usage) => this.metrics.usage(who, usage),
       },
       [...tenants],
@@ -346,6 +353,7 @@ export class Gateway {
       hasAgent: (tenant, agent) => agents.serves(tenant, agent),
       logger,
       observer: this.metrics,
+      ...(this.options.clock ? { now: this.options.clock } : {}),
     });
   }
 
@@ -377,11 +385,6 @@ export class Gateway {
     if (this.server.pausedFor === "starting") this.server.resume(); // not if stop() began meanwhile
     this.supervisor.start();
     await this.speaker?.start(channels);
-    const views = this.views;
-    this.pruneTimer = setInterval(() => {
-      for (const view of views) void view.pruneInbox(Date.now() - INBOX_KEEP_MS);
-    }, 3600_000);
-    this.pruneTimer.unref();
   }
 
   /** Starts one channel; a failure marks only that channel failed. */
@@ -419,7 +422,6 @@ export class Gateway {
     this.server.pause("draining");
     this.supervisor.stop();
     this.speaker?.stop();
-    if (this.pruneTimer) clearInterval(this.pruneTimer);
     const dispatcher = this.dispatcher;
     if (dispatcher) {
       dispatcher.stopAccepting();

@@ -216,10 +216,11 @@ function seconds(ms: number): string {
 export function booksOf(
   stores: () => (Schedules & { readonly tenant: string })[],
   limits: ScheduleLimits,
+  clock?: () => number,
 ): (tenant: string) => ScheduleBook {
   return (tenant) => {
     const store = stores().find((s) => s.tenant === tenant);
     if (!store) throw new Error(`no store for tenant ${tenant}`);
-    return new ScheduleBook({ store, limits });
+    return new ScheduleBook({ store, limits, ...(clock ? { clock } : {}) });
   };
 }

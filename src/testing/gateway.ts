@@ -50,6 +50,8 @@ export interface TestGatewayOptions {
   storage?: Record<string, unknown>;
   /** The gateway's replica id in a shared store. */
   replicaId?: string;
+  /** The clock schedules are made and fired by, e.g. one a test moves forward. */
+  clock?: () => number;
 }
 
 export interface TestGateway {
@@ -146,6 +148,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}),
     ...(options.tools ? { tools: options.tools } : {}),
     ...(options.replicaId ? { replicaId: options.replicaId } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
   });
   await gateway.start();
   return {

@@ -51,6 +51,9 @@ export interface ScheduleReport extends Schedule {
   lastDelivery?: { state: OutboxEntry["state"]; error?: string };
 }
 
+/** How long finished inbox events are kept (for dedupe of late redeliveries). */
+const INBOX_KEEP_MS = 48 * 3600_000;
+
 export class Speaker {
   readonly worker: OutboxWorker;
   readonly clock: ScheduleClock;
@@ -88,7 +91,8 @@ export class Speaker {
 
   /**
    * Brings the stored schedules in line with the config (`channels`: the config's channel
-   * sections), then looks for work every `outbox.poll_ms` and prunes finished entries hourly.
+   * sections), then looks for work every `outbox.poll_ms`, and prunes the outbox and the inbox
+   * hourly (the gateway's one housekeeping timer).
    */
   async start(channels: Record<string, { enabled: boolean }>): Promise<void> {
     const { outbox } = this.options;
@@ -193,8 +197,12 @@ export class Speaker {
     return this.options.views().filter((v) => tenant === undefined || v.tenant === tenant);
   }
 
+  /** Housekeeping, hourly: finished outbox entries after `outbox.keep_hours`, finished inbox events after 48 hours. */
   private async prune(): Promise<void> {
-    const before = this.now() - this.options.outbox.keep_hours * 3600_000;
-    for (const view of this.options.views()) await view.pruneOutbox(before).catch(() => 0);
+    const now = this.now();
+    for (const view of this.options.views()) {
+      await view.pruneOutbox(now - this.options.outbox.keep_hours * 3600_000).catch(() => 0);
+      await view.pruneInbox(now - INBOX_KEEP_MS).catch(() => 0);
+    }
   }
 }

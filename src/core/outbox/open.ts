@@ -17,6 +17,7 @@ export interface OpenSpeakerOptions {
   hasAgent: (tenant: string, agent: string) => boolean;
   logger: Logger;
   observer?: OutboxObserver & { scheduleFire?(result: string): void };
+  now?: () => number;
 }
 
 /** A channel delivers here when this replica runs it now (an exclusive channel's standby does not). */
@@ -45,5 +46,6 @@ export function openSpeaker(o: OpenSpeakerOptions): Speaker {
     hasAgent: o.hasAgent,
     views: o.views,
     ...(o.observer ? { observer: o.observer } : {}),
+    ...(o.now ? { now: o.now } : {}),
   });
 }

@@ -23,7 +23,7 @@ import type { ChannelSection } from "./config/schema.js";
 import { Dispatcher, type DispatcherObserver } from "./core/dispatcher.js";
 import type { Speaker } from "./core/outbox/index.js";
 import { openSpeaker } from "./core/outbox/open.js";
-import { ReplicaLink, standbyReason } from "./core/replica-link.js";
+import { ReplicaLink, withLeader } from "./core/replica-link.js";
 import { AgentDirectory, type TenantMcpReport } from "./harness/directory.js";
 import type { AgentStatus, Harness } from "./harness/types.js";
 import { type Logger, secretScrubber } from "./log/logger.js";
@@ -147,10 +147,7 @@ export class Gateway {
 
   /** A slot's report; with several replicas, an exclusive channel's also names its leader as last seen. */
   private reportOf(slot: ChannelSlot): ChannelReport {
-    const report = redactReport(slot.report(), this.scrub);
-    const leader = this.replicaLink?.leaderOf(slot);
-    if (leader === undefined) return report;
-    return { ...report, leader, ...(report.state === "standby" ? { reason: standbyReason(leader) } : {}) };
+    return withLeader(redactReport(slot.report(), this.scrub), this.replicaLink?.leaderOf(slot));
   }
 
   /**

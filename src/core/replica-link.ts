@@ -13,7 +13,7 @@
  *   listening connection was down (stop-requests.ts).
  */
 import type { BindingStore, InboxEntry } from "../bindings/types.js";
-import type { ChannelSlot } from "../channels/registry.js";
+import type { ChannelReport, ChannelSlot } from "../channels/registry.js";
 import type { Channel } from "../channels/types.js";
 import type { Logger } from "../log/logger.js";
 import type { Coordinator, ReplicaInfo } from "../replicas/coordinator.js";
@@ -222,4 +222,10 @@ export function standbyReason(leader: string | null): string {
   return leader
     ? `replica ${leader} runs this channel; this one takes over if it stops`
     : "no replica runs this channel yet; this one is competing for it";
+}
+
+/** A channel's report with the replica last seen leading it, and why this one stands by. */
+export function withLeader(report: ChannelReport, leader: string | null | undefined): ChannelReport {
+  if (leader === undefined) return report;
+  return { ...report, leader, ...(report.state === "standby" ? { reason: standbyReason(leader) } : {}) };
 }

@@ -13,7 +13,17 @@ import { readiness } from "./readiness.js";
 import { SCHEDULE_ROUTES } from "./schedules-api.js";
 import { SEND_ROUTES } from "./send-api.js";
 import { renderStatusPage } from "./status-page.js";
+import type { PageSpeaker } from "./status-schedules.js";
 import type { UsageFilter } from "./usage.js";
+
+/** The schedules and the unsent outbox entries a caller may see, for the status page. */
+async function speakerOf(admin: AdminContext, caller: Caller): Promise<PageSpeaker | undefined> {
+  const speaker = admin.source.speaker;
+  if (!speaker) return undefined;
+  const recent = await speaker.listOutbound({ limit: 200 }, caller.tenant);
+  const unsent = recent.filter((e) => e.state !== "sent").slice(0, 20);
+  return { schedules: await speaker.schedules(caller.tenant), unsent };
+}
 
 /** The channel reports a caller may see. */
 function reportsFor(admin: AdminContext, caller: Caller): ChannelReport[] {
@@ -99,7 +109,9 @@ const statusPage: Handler<Caller> = async (admin, _req, res, { caller }) => {
   const shown = await replicasFor(admin, caller).catch(() => []);
   const { version } = admin.options;
   res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-  res.end(renderStatusPage(reportsFor(admin, caller), { version, startedAt: admin.source.startedAt, agents, replicas: shown }));
+  const speaker = await speakerOf(admin, caller).catch(() => undefined);
+  const page = { version, startedAt: admin.source.startedAt, agents, replicas: shown, ...(speaker ? { speaker } : {}) };
+  res.end(renderStatusPage(reportsFor(admin, caller), page));
 };
 
 /** Every admin route, in the order they are mounted. */

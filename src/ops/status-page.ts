@@ -3,8 +3,10 @@
  * The channels come from the same reports as GET /api/channels, the agents (and their model
  * endpoints, probed) from the same statuses as GET /api/agent.
  */
+
 import type { ChannelReport } from "../channels/registry.js";
 import type { AgentStatus } from "../harness/types.js";
+import { type PageSpeaker, speakerSection } from "./status-schedules.js";
 
 /** One agent instance as the page shows it. */
 export type PageAgent = AgentStatus & { tenant: string; agent: string };
@@ -91,7 +93,14 @@ function summary(reports: ChannelReport[], agents: PageAgent[]): { ok: boolean; 
 
 export function renderStatusPage(
   reports: ChannelReport[],
-  info: { version: string; startedAt: number; refreshSeconds?: number; agents?: PageAgent[]; replicas?: PageReplica[] },
+  info: {
+    version: string;
+    startedAt: number;
+    refreshSeconds?: number;
+    agents?: PageAgent[];
+    replicas?: PageReplica[];
+    speaker?: PageSpeaker;
+  },
 ): string {
   const now = Date.now();
   const refresh = info.refreshSeconds ?? 5;
@@ -157,6 +166,7 @@ ${rows}
 ${agentRows}
 </tbody>
 </table>
+${speakerSection(info.speaker, now)}
 ${replicaSection(info.replicas ?? [], now)}
 </body>
 </html>`;

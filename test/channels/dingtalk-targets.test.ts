@@ -15,7 +15,7 @@ const GROUP = "cid-group-1";
 const DAVE: FakeUser = { staffId: "staff-dave", senderId: "$:LWCP_v1:$dave", nick: "Dave" };
 
 /** The key the adapter gives the next inbound message `say` produces. */
-async function inboundKey(r: Rig, say: () => Promise<unknown>): Promise<string> {
+async function inboundKey(r: Rig, say: () => Promise<unknown> | undefined): Promise<string> {
   const before = r.inbox.length;
   await say();
   const msg = await until(() => r.inbox[before], "the inbound message");

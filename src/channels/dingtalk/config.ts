@@ -20,6 +20,12 @@ export const DingTalkChannelConfig = z.strictObject({
   client_secret: z.string().optional(),
   /** Robot code for the proactive send APIs; defaults to the one in the message, then client_id. */
   robot_code: z.string().optional(),
+  /**
+   * The organisation's corp id (`ding…`): the `<corp>` of conversation keys, which inbound
+   * messages carry but a message sent first cannot learn. Needed by `resolveTarget` unless the
+   * target names its `workspace`.
+   */
+  corp_id: z.string().trim().min(1).optional(),
   /** AI card template id; when set, replies stream into an AI card. */
   card_template_id: z.string().optional(),
   /** Template variable (markdown) that holds the reply text. */

@@ -29,6 +29,7 @@ import type {
   NativeStreamLimits,
   OutboundContent,
   OutboundFile,
+  SendTarget,
 } from "../types.js";
 import { DingTalkApi } from "./api.js";
 import { CardApi, FLOW } from "./card.js";
@@ -39,6 +40,7 @@ import { type CardCallback, cardClickToInbound, type RobotMessage, robotMessageT
 import { mapDingTalkError } from "./map-error.js";
 import { sendMarkdown } from "./markdown-send.js";
 import { CardStream } from "./stream.js";
+import { resolveDingTalkTarget } from "./targets.js";
 import { AntlerStreamClient } from "./transport.js";
 import { robotMessageProblem, signatureProblem } from "./webhook-check.js";
 
@@ -130,6 +132,12 @@ export class DingTalkChannel extends LifecycleChannel implements Channel {
       const id = await sendMarkdown(this.senderOptions(), ref, content.text);
       return { id, ref, extra: { card: false } };
     });
+  }
+
+  /** A group (openConversationId) or a person (staff id); needs `corp_id` or `target.workspace`. See targets.ts. */
+  async resolveTarget(target: SendTarget): Promise<ConversationRef> {
+    const settings = { channel: this.name, corpId: this.config.corp_id, scope: this.config.session_scope };
+    return resolveDingTalkTarget(settings, target);
   }
 
   async edit(handle: MessageHandle, content: OutboundContent): Promise<void> {

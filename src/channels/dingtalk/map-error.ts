@@ -3,7 +3,14 @@
  * `code` strings), old-style `{errcode}` answers of oapi and sessionWebhooks, and the stream
  * gateway's.
  */
-import { ChannelError, errorMessage, PlatformAuthError, PlatformNotFoundError, PlatformRateLimitError } from "../../errors.js";
+import {
+  ChannelError,
+  errorMessage,
+  PlatformAuthError,
+  PlatformNotFoundError,
+  PlatformRateLimitError,
+  TargetUnreachableError,
+} from "../../errors.js";
 
 /** The QPS limits are per second: one second is the shortest wait that can help. */
 const QPS_RETRY_MS = 1000;
@@ -18,6 +25,17 @@ const ERRCODE_SEND_TOO_FAST = 130101;
 const ERRCODES_BAD_TOKEN = new Set([40014, 42001]);
 /** oapi media errcodes: bad media type, bad file type, bad file size. */
 const ERRCODES_MEDIA_REJECTED = new Set([40004, 40005, 40006]);
+
+/**
+ * OpenAPI codes that say the robot cannot post there: an unknown group, a robot that is not in
+ * it or was stopped, a card space (group or person) that does not exist.
+ */
+const UNREACHABLE_CODES = new Set([
+  "invalid.openConversationId",
+  "invalidParameter.robotCode.notExsit",
+  "bot.stopped",
+  "param.openSpaceIdInvalid",
+]);
 
 /** What a failed call looked like on the wire. */
 export interface DingTalkFailure {
@@ -55,6 +73,7 @@ export function mapDingTalkError(channel: string, err: unknown, what: string): C
   ) {
     return new PlatformAuthError(channel, detail);
   }
+  if (f.code !== undefined && UNREACHABLE_CODES.has(f.code)) return new TargetUnreachableError(channel, detail);
   if (f.errcode !== undefined && ERRCODES_MEDIA_REJECTED.has(f.errcode)) {
     return new ChannelError(channel, "content_rejected", detail);
   }

@@ -3,7 +3,7 @@
  * through the robot send APIs once the webhook has expired (or DingTalk says its session is gone).
  */
 import { randomUUID } from "node:crypto";
-import { ChannelError, PlatformNotFoundError } from "../../errors.js";
+import { ChannelError, PlatformNotFoundError, PlatformRateLimitError, TargetUnreachableError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import type { ConversationRef } from "../types.js";
 import type { DingTalkApi } from "./api.js";
@@ -77,6 +77,22 @@ export async function sendRobotMessage(
       { ...common, userIds: [staff] },
       "robot oToMessages/batchSend",
     );
+    refusedStaff(opts.channel, staff, data);
   }
   return typeof data.processQueryKey === "string" ? data.processQueryKey : `robot-${randomUUID()}`;
+}
+
+/**
+ * `batchSend` answers 200 even when it posts nothing: a staff id it cannot reach (not in the
+ * organisation, outside the app's visible range) comes back in `invalidStaffIdList`, one sent
+ * too often in `flowControlledStaffIdList`.
+ */
+function refusedStaff(channel: string, staff: string, data: Record<string, unknown>): void {
+  const listed = (key: string) => Array.isArray(data[key]) && (data[key] as unknown[]).includes(staff);
+  if (listed("invalidStaffIdList")) {
+    throw new TargetUnreachableError(channel, `robot oToMessages/batchSend: staff id ${staff} is invalid (invalidStaffIdList)`);
+  }
+  if (listed("flowControlledStaffIdList")) {
+    throw new PlatformRateLimitError(channel, 60_000, `robot oToMessages/batchSend: staff id ${staff} is flow-controlled`);
+  }
 }

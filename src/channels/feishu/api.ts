@@ -10,6 +10,22 @@ import { ensureOk, mapFeishuError } from "./map-error.js";
 
 export type MsgType = "text" | "post" | "interactive" | "image" | "file";
 
+/** Where a posted message landed, as far as Feishu's answer says. */
+export interface PostedMessage {
+  id: string;
+  chatId?: string;
+  /** The tenant of the bot that sent it (`sender.tenant_key`). */
+  tenantKey?: string;
+}
+
+export interface ChatInfo {
+  /** `p2p`, `group` or `topic`; absent when the bot is not in the chat. */
+  mode?: string;
+  tenantKey?: string;
+  /** `normal`, `dissolved` or `dissolved_save`. */
+  status?: string;
+}
+
 export interface BotInfo {
   openId: string;
   name: string;
@@ -33,26 +49,54 @@ export class FeishuApi {
 
   /**
    * Posts into the conversation: as a reply to the user's message when there is one (in groups
-   * inside its topic, so the conversation stays in one thread), else as a new chat message.
+   * inside its topic, so the conversation stays in one thread), else as a new chat message. A
+   * ref that names a person (`extra.receiveIdType: "open_id"`, from `resolveTarget`) goes to the
+   * open_id, and Feishu opens the p2p chat. `uuid` makes Feishu post it once within an hour.
    */
-  async post(ref: ConversationRef, msgType: MsgType, content: string): Promise<string> {
+  async post(ref: ConversationRef, msgType: MsgType, content: string, uuid?: string): Promise<string> {
+    return (await this.postMessage(ref, msgType, content, uuid)).id;
+  }
+
+  /** {@link post}, with where the message landed: its chat and the tenant it belongs to. */
+  async postMessage(ref: ConversationRef, msgType: MsgType, content: string, uuid?: string): Promise<PostedMessage> {
     const replyTo = ref.replyToId ?? ref.threadId;
-    const res = replyTo
-      ? await this.call("reply", () =>
-          this.client.im.v1.message.reply({
-            path: { message_id: replyTo },
-            data: { content, msg_type: msgType, reply_in_thread: ref.chatType === "group" },
-          }),
-        )
-      : await this.call("send", () =>
-          this.client.im.v1.message.create({
-            params: { receive_id_type: "chat_id" },
-            data: { receive_id: ref.chatId, content, msg_type: msgType },
-          }),
-        );
-    const id = res.data?.message_id;
+    const byOpenId = ref.extra?.receiveIdType === "open_id";
+    const once = uuid ? { uuid } : {};
+    const res =
+      replyTo && !byOpenId
+        ? await this.call("reply", () =>
+            this.client.im.v1.message.reply({
+              path: { message_id: replyTo },
+              data: { content, msg_type: msgType, reply_in_thread: ref.chatType === "group", ...once },
+            }),
+          )
+        : await this.call("send", () =>
+            this.client.im.v1.message.create({
+              params: { receive_id_type: byOpenId ? "open_id" : "chat_id" },
+              data: { receive_id: ref.chatId, content, msg_type: msgType, ...once },
+            }),
+          );
+    const data = res.data as { message_id?: string; chat_id?: string; sender?: { tenant_key?: string } } | undefined;
+    const id = data?.message_id;
     if (!id) throw mapFeishuError(this.channel, new Error("the answer carried no message_id"), "send");
-    return id;
+    const posted: PostedMessage = { id };
+    if (data?.chat_id) posted.chatId = data.chat_id;
+    if (data?.sender?.tenant_key) posted.tenantKey = data.sender.tenant_key;
+    return posted;
+  }
+
+  /**
+   * A chat as the bot sees it (`GET /im/v1/chats/:id`). Feishu answers a chat the bot is not in
+   * with its name and status only, so `mode` is absent then.
+   */
+  async chatInfo(chatId: string): Promise<ChatInfo> {
+    const res = await this.call("get chat", () => this.client.im.v1.chat.get({ path: { chat_id: chatId } }));
+    const data = res.data;
+    const info: ChatInfo = {};
+    if (data?.chat_mode) info.mode = data.chat_mode;
+    if (data?.tenant_key) info.tenantKey = data.tenant_key;
+    if (data?.chat_status) info.status = data.chat_status;
+    return info;
   }
 
   /** Replaces an interactive card sent with `update_multi: true`. */

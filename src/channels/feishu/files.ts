@@ -11,6 +11,7 @@ import type { ConversationRef, InboundAttachment, MessageHandle, OutboundFile } 
 import type { FeishuApi } from "./api.js";
 import { readSource } from "./attachments.js";
 import { mapFeishuError } from "./map-error.js";
+import { settledRef } from "./targets.js";
 
 /** `/im/v1/files` refuses more than 30 MiB; it is the largest upload there is. */
 export const MAX_UPLOAD_BYTES = 30 * 1024 * 1024;
@@ -87,6 +88,7 @@ export async function postFile(
   channel: string,
   ref: ConversationRef,
   file: OutboundFile,
+  uuid?: string,
 ): Promise<MessageHandle> {
   const size = file.data.byteLength;
   if (size === 0) throw new ChannelError(channel, "content_rejected", `"${file.name}" is empty, and Feishu refuses empty files`);
@@ -100,8 +102,8 @@ export async function postFile(
     );
     const key = res?.image_key;
     if (!key) throw mapFeishuError(channel, new Error("the answer carried no image_key"), "upload image");
-    const id = await api.post(ref, "image", JSON.stringify({ image_key: key }));
-    return { id, ref, extra: { kind: "image" } };
+    const posted = await api.postMessage(ref, "image", JSON.stringify({ image_key: key }), uuid);
+    return { id: posted.id, ref: settledRef(ref, posted), extra: { kind: "image" } };
   }
   const res = await api.call("upload file", () =>
     api.client.im.v1.file
@@ -112,8 +114,8 @@ export async function postFile(
   );
   const key = res?.file_key;
   if (!key) throw mapFeishuError(channel, new Error("the answer carried no file_key"), "upload file");
-  const id = await api.post(ref, "file", JSON.stringify({ file_key: key }));
-  return { id, ref, extra: { kind: "file" } };
+  const posted = await api.postMessage(ref, "file", JSON.stringify({ file_key: key }), uuid);
+  return { id: posted.id, ref: settledRef(ref, posted), extra: { kind: "file" } };
 }
 
 /**

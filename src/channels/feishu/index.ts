@@ -27,6 +27,8 @@ import type {
   NativeStreamLimits,
   OutboundContent,
   OutboundFile,
+  SendOptions,
+  SendTarget,
 } from "../types.js";
 import { FeishuApi } from "./api.js";
 import { readButtonValue } from "./cards.js";
@@ -38,6 +40,7 @@ import { mapFeishuError } from "./map-error.js";
 import { FeishuOutbound } from "./outbound.js";
 import { sdkLogger } from "./sdk-logger.js";
 import { CardKitStream, CardSequences } from "./stream.js";
+import { feishuUuid, resolveFeishuTarget } from "./targets.js";
 import { feishuWebhookHandler } from "./transport-webhook.js";
 import { LongConnection } from "./transport-websocket.js";
 
@@ -75,6 +78,10 @@ export class FeishuChannel extends LifecycleChannel implements Channel {
   private outbound: FeishuOutbound | undefined;
   private connection: LongConnection | undefined;
   private botOpenId = "";
+  /** This app's tenant, once an event or a lookup named it. */
+  private tenantKey: string | undefined;
+  /** People's p2p chats (open_id → chat_id), learned from their messages. */
+  private readonly p2pChats = new RecentMap<string>(5000);
 
   constructor(ctx: ChannelContext<FeishuChannelConfig>) {
     const config = FeishuChannelConfig.parse(ctx.config ?? {});
@@ -125,10 +132,19 @@ export class FeishuChannel extends LifecycleChannel implements Channel {
     this.clicks.releaseAll();
   }
 
-  async send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {
-    const handle = await this.out().send(ref, content);
-    this.noteTopic(ref);
+  /** The handle's ref is where the message landed: for a ref from `resolveTarget`, store it (see targets.ts). */
+  async send(ref: ConversationRef, content: OutboundContent, options?: SendOptions): Promise<MessageHandle> {
+    const handle = await this.out().send(ref, content, feishuUuid(options?.idempotencyKey));
+    this.noteSent(handle.ref);
     return handle;
+  }
+
+  /** A chat (by chat_id, a topic by its root message id) or a person (by open_id); see targets.ts. */
+  async resolveTarget(target: SendTarget): Promise<ConversationRef> {
+    const memory = { tenantKey: () => this.tenantKey, p2pChat: (openId: string) => this.p2pChats.get(openId) };
+    const ref = await resolveFeishuTarget(this.name, this.ensureApi(), memory, target);
+    if (ref.workspace) this.tenantKey ??= ref.workspace;
+    return ref;
   }
 
   async edit(handle: MessageHandle, content: OutboundContent): Promise<void> {
@@ -146,9 +162,9 @@ export class FeishuChannel extends LifecycleChannel implements Channel {
   }
 
   /** Uploads the file and posts it where replies go (in groups, inside the topic). */
-  async sendFile(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle> {
-    const handle = await postFile(this.ensureApi(), this.name, ref, file);
-    this.noteTopic(ref);
+  async sendFile(ref: ConversationRef, file: OutboundFile, options?: SendOptions): Promise<MessageHandle> {
+    const handle = await postFile(this.ensureApi(), this.name, ref, file, feishuUuid(options?.idempotencyKey));
+    this.noteSent(handle.ref);
     return handle;
   }
 
@@ -212,6 +228,7 @@ export class FeishuChannel extends LifecycleChannel implements Channel {
           data,
         );
         if (!msg) return undefined;
+        this.learn(msg, data.sender?.sender_id?.open_id);
         if (msg.mentioned && !msg.fromBot) this.noteTopic(msg.ref);
         await sink(msg);
         return undefined;
@@ -326,6 +343,18 @@ export class FeishuChannel extends LifecycleChannel implements Channel {
     if (d === "feishu") return lark.Domain.Feishu;
     if (d === "lark") return lark.Domain.Lark;
     return d.replace(/\/+$/, "");
+  }
+
+  /** Remembers what a message says about the tenant and a person's p2p chat, for `resolveTarget`. */
+  private learn(msg: InboundMessage, openId: string | undefined): void {
+    if (msg.ref.workspace) this.tenantKey ??= msg.ref.workspace;
+    if (msg.ref.chatType === "direct" && openId && !msg.fromBot) this.p2pChats.set(openId, msg.ref.chatId);
+  }
+
+  /** After a send: a settled p2p ref teaches the person's chat, a group ref its topic. */
+  private noteSent(ref: ConversationRef): void {
+    if (ref.workspace) this.tenantKey ??= ref.workspace;
+    this.noteTopic(ref);
   }
 
   private noteTopic(ref: ConversationRef): void {

@@ -2,7 +2,14 @@
  * The one place where Feishu failures become Antler's typed errors. The SDK (axios) throws on
  * non-2xx answers and resolves with `{code, msg}` on 2xx business errors; both end up here.
  */
-import { ChannelError, errorMessage, PlatformAuthError, PlatformNotFoundError, PlatformRateLimitError } from "../../errors.js";
+import {
+  ChannelError,
+  errorMessage,
+  PlatformAuthError,
+  PlatformNotFoundError,
+  PlatformRateLimitError,
+  TargetUnreachableError,
+} from "../../errors.js";
 
 /** Open Platform codes that mean "slow down". */
 const RATE_LIMIT_CODES = new Set([99991400, 230020, 11232, 11233]);
@@ -10,6 +17,13 @@ const RATE_LIMIT_CODES = new Set([99991400, 230020, 11232, 11233]);
 const AUTH_CODES = new Set([10003, 10014, 99991661, 99991663, 99991664, 99991665, 99991668, 99991672]);
 /** The message is gone (recalled or deleted), or holds no such file. */
 const NOT_FOUND_CODES = new Set([230011, 231003, 234003]);
+/**
+ * The bot cannot post there: not in the group (230002), the person is outside the bot's
+ * availability (230013), the chat is gone (230045), or a chat lookup was refused: invalid
+ * chat_id (232006), another tenant's chat (232010), not a member (232011), the app is not
+ * enabled in that tenant (232034).
+ */
+const UNREACHABLE_CODES = new Set([230002, 230013, 230045, 232006, 232010, 232011, 232034]);
 /** A file the platform will not take or hand out: too large (234006, 234037), empty (234010), not an image it reads (234011). */
 const FILE_REFUSED_CODES = new Set([234006, 234010, 234011, 234037]);
 
@@ -53,6 +67,10 @@ export function mapFeishuError(channel: string, err: unknown, what: string): Cha
   }
   if (status === 401 || (code !== undefined && AUTH_CODES.has(code))) {
     return new PlatformAuthError(channel, `${text}: check channels.${channel}.app_id and app_secret`, { cause: err });
+  }
+  // 230001 is any bad parameter; only a bad receive_id means the person or chat is out of reach.
+  if (code !== undefined && (UNREACHABLE_CODES.has(code) || (code === 230001 && /receive_id/i.test(msg ?? "")))) {
+    return new TargetUnreachableError(channel, text, { cause: err });
   }
   if (status === 404 || (code !== undefined && NOT_FOUND_CODES.has(code))) {
     return new PlatformNotFoundError(channel, text, { cause: err });

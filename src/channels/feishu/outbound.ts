@@ -3,13 +3,14 @@
  * replace them); when a card call fails for a reason other than rate limits or credentials,
  * the text goes out as a plain `text` message instead, so the reply always arrives.
  */
-import { PlatformAuthError, PlatformNotFoundError, PlatformRateLimitError } from "../../errors.js";
+import { PlatformAuthError, PlatformNotFoundError, PlatformRateLimitError, TargetUnreachableError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import type { ConversationRef, MessageHandle, OutboundContent } from "../types.js";
 import type { FeishuApi } from "./api.js";
 import { type CardButtons, messageCard, restoreButtons, storedButtons } from "./cards.js";
 import { toPlainText } from "./format.js";
 import type { CardSequences } from "./stream.js";
+import { settledRef } from "./targets.js";
 
 export class FeishuOutbound {
   constructor(
@@ -18,20 +19,22 @@ export class FeishuOutbound {
     private readonly logger: Logger,
   ) {}
 
-  async send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {
+  /** Posts a card (or its text); `uuid` makes Feishu post it once. The handle's ref is where it landed (see targets.ts). */
+  async send(ref: ConversationRef, content: OutboundContent, uuid?: string): Promise<MessageHandle> {
     const buttons = newButtons(content);
     const card = messageCard(ref, content.text, buttons);
     try {
-      const id = await this.api.post(ref, "interactive", JSON.stringify(card));
+      const posted = await this.api.postMessage(ref, "interactive", JSON.stringify(card), uuid);
       const extra: MessageHandle["extra"] = { kind: "card" };
       const stored = storedButtons(content);
       if (stored) extra.buttons = stored;
-      return { id, ref, extra };
+      return { id: posted.id, ref: settledRef(ref, posted), extra };
     } catch (err) {
       if (!canFallBack(err)) throw err;
       this.logger.warn({ err }, "card send failed; sending plain text");
-      const id = await this.api.post(ref, "text", JSON.stringify({ text: plainText(content.text, buttons) }));
-      return { id, ref, extra: { kind: "text", textId: id } };
+      const text = JSON.stringify({ text: plainText(content.text, buttons) });
+      const posted = await this.api.postMessage(ref, "text", text, uuid);
+      return { id: posted.id, ref: settledRef(ref, posted), extra: { kind: "text", textId: posted.id } };
     }
   }
 
@@ -85,7 +88,12 @@ function newButtons(content: OutboundContent): CardButtons | undefined {
 
 /** Rate limits are retried by the core and bad credentials fail everything, so only other failures fall back. */
 function canFallBack(err: unknown): boolean {
-  return !(err instanceof PlatformRateLimitError || err instanceof PlatformAuthError || err instanceof PlatformNotFoundError);
+  return !(
+    err instanceof PlatformRateLimitError ||
+    err instanceof PlatformAuthError ||
+    err instanceof PlatformNotFoundError ||
+    err instanceof TargetUnreachableError
+  );
 }
 
 /** Plain text has no buttons, so the options are listed; a reply in the conversation answers too. */

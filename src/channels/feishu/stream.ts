@@ -10,6 +10,7 @@ import type { ConversationRef, MessageHandle, NativeStream } from "../types.js";
 import type { FeishuApi } from "./api.js";
 import { STREAM_ELEMENT_ID, streamingCard } from "./cards.js";
 import { toCardMarkdown } from "./format.js";
+import { settledRef } from "./targets.js";
 
 /** The last `sequence` used per card, shared by streams and later edits of the same card. */
 export class CardSequences {
@@ -51,8 +52,8 @@ export class CardKitStream implements NativeStream {
   static async open(api: FeishuApi, ref: ConversationRef, sequences: CardSequences, logger: Logger): Promise<CardKitStream> {
     const cardId = await api.createCard(streamingCard());
     sequences.begin(cardId);
-    const messageId = await api.post(ref, "interactive", JSON.stringify({ type: "card", data: { card_id: cardId } }));
-    const handle: MessageHandle = { id: messageId, ref, extra: { kind: "cardkit", cardId } };
+    const posted = await api.postMessage(ref, "interactive", JSON.stringify({ type: "card", data: { card_id: cardId } }));
+    const handle: MessageHandle = { id: posted.id, ref: settledRef(ref, posted), extra: { kind: "cardkit", cardId } };
     return new CardKitStream(handle, cardId, api, sequences, logger);
   }
 

@@ -13,7 +13,7 @@ import { isLoopback, tokenMatches } from "../../server/auth.js";
 
 export const SESSION_COOKIE = "antler_chat_session";
 export const CLIENT_COOKIE = "antler_chat_client";
-const CLIENT_ID = /^[A-Za-z0-9_-]{16,64}$/;
+export const CLIENT_ID = /^[A-Za-z0-9_-]{16,64}$/;
 const YEAR_S = 365 * 24 * 3600;
 
 /** A refusal, as the route answers it. */

@@ -71,6 +71,11 @@ export class Hub {
     };
   }
 
+  /** Whether a page follows the conversation now. */
+  listening(key: string): boolean {
+    return (this.conversations.get(key)?.listeners.size ?? 0) > 0;
+  }
+
   /** Forgets every stream (the channel stops). */
   clear(): void {
     this.conversations.clear();

@@ -8,10 +8,9 @@ import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { errorMessage } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
-import { HttpError, isJsonObject, readJson, sendJson } from "../../server/http.js";
+import { HttpError, sendJson } from "../../server/http.js";
 import { LifecycleChannel } from "../kit/lifecycle.js";
 import type {
-  ButtonSpec,
   Channel,
   ChannelCapabilities,
   ChannelContext,
@@ -24,14 +23,19 @@ import type {
   MessageHandle,
   OutboundContent,
   OutboundFile,
+  SendOptions,
+  SendTarget,
 } from "../types.js";
 import { type Refusal, WebAuth } from "./auth.js";
 import { WebChannelConfig } from "./config.js";
 import { FileShelf } from "./files.js";
 import { escapeHtml, htmlEmitter, toHtml } from "./format.js";
 import { Hub, type WebEvent } from "./hub.js";
+import { lastEntryId, Mailbox, type MailItem } from "./mailbox.js";
 import { ASSETS, type Asset, loadAssets, PAGE_HEADERS } from "./page.js";
+import { CONVERSATION_ID, resolveWebTarget, webRef } from "./targets.js";
 import { UploadShelf } from "./uploads.js";
+import { type Caller, jsonBody, messageId, pageMessage, sequence, webInbound } from "./wire.js";
 
 /** The longest message the page may send, in characters. */
 export const MAX_MESSAGE_CHARS = 16_000;
@@ -39,28 +43,8 @@ export const MAX_MESSAGE_CHARS = 16_000;
 const HEARTBEAT_MS = 15_000;
 /** The largest upload when the gateway names no `media.max_file_mb` (its default, 20 MiB). */
 const DEFAULT_MAX_FILE_BYTES = 20 * 1024 * 1024;
-const ID = /^[A-Za-z0-9_-]{1,64}$/;
-const CONVERSATION_ID = /^[A-Za-z0-9_-]{8,64}$/;
 /** How long the page shows "typing…" for one typing event. */
 const TYPING_MS = 5_000;
-
-/** A message as the page shows it. */
-interface PageMessage {
-  id: string;
-  text: string;
-  html: string;
-  buttons: ButtonSpec[];
-  questionId?: string;
-  /** When it was sent, ms since epoch. */
-  at: number;
-}
-
-/** One request the routes work on: who sent it, and for which conversation. */
-interface Caller {
-  client: string;
-  conversation: string;
-  ref: ConversationRef;
-}
 
 export class WebChannel extends LifecycleChannel implements Channel {
   static configSchema = WebChannelConfig;
@@ -73,6 +57,7 @@ export class WebChannel extends LifecycleChannel implements Channel {
   private readonly logger: Logger;
   private readonly auth: WebAuth;
   private readonly hub = new Hub();
+  private readonly mailbox = new Mailbox();
   private readonly streams = new Set<ServerResponse>();
   private readonly files = new FileShelf();
   private readonly uploads: UploadShelf;
@@ -149,9 +134,13 @@ export class WebChannel extends LifecycleChannel implements Channel {
 
   // --- Channel: what the core calls ---
 
-  async send(ref: ConversationRef, content: OutboundContent): Promise<MessageHandle> {
+  /** Shows the message in the open pages; one sent first, or while no page is open, is kept for later ones (mailbox.ts). */
+  async send(ref: ConversationRef, content: OutboundContent, options?: SendOptions): Promise<MessageHandle> {
     const id = randomBytes(9).toString("base64url");
-    this.hub.publish(ref.key, "message", { ...pageMessage(id, content) });
+    const message = pageMessage(id, content);
+    const keep = this.keeps(ref.key, options);
+    this.hub.publish(ref.key, "message", { ...message });
+    if (keep) this.keep(ref.key, { id, text: message.text, html: message.html, at: message.at });
     return { id, ref };
   }
 
@@ -159,6 +148,12 @@ export class WebChannel extends LifecycleChannel implements Channel {
     const data: Record<string, unknown> = { id: handle.id, text: content.text, html: toHtml(content.text) };
     if (content.buttons !== undefined) data.buttons = content.buttons;
     this.hub.publish(handle.ref.key, "edit", data);
+    this.mailbox.edit(handle.ref.key, handle.id, content.text, data.html as string);
+  }
+
+  /** `{chat: "<client id>/<conversation id>"}`; the web chat has no users to reach. See targets.ts. */
+  async resolveTarget(target: SendTarget): Promise<ConversationRef> {
+    return resolveWebTarget(this.name, target);
   }
 
   async download(msg: InboundMessage, attachment: InboundAttachment, maxBytes: number): Promise<Uint8Array> {
@@ -171,11 +166,15 @@ export class WebChannel extends LifecycleChannel implements Channel {
     this.hub.publish(ref.key, "typing", { ms: TYPING_MS }, true);
   }
 
-  async sendFile(ref: ConversationRef, file: OutboundFile): Promise<MessageHandle> {
+  async sendFile(ref: ConversationRef, file: OutboundFile, options?: SendOptions): Promise<MessageHandle> {
+    const keep = this.keeps(ref.key, options);
     const id = this.files.put(ref.workspace ?? "", file);
     const url = `${this.config.path}/api/files/${id}`;
     const size = file.data.byteLength;
-    this.hub.publish(ref.key, "file", { id, name: file.name, mime: file.mime, kind: file.kind, size, url, at: Date.now() });
+    const at = Date.now();
+    this.hub.publish(ref.key, "file", { id, name: file.name, mime: file.mime, kind: file.kind, size, url, at });
+    const html = `<a href="${escapeHtml(url)}" download>${escapeHtml(file.name)}</a>`;
+    if (keep) this.keep(ref.key, { id, text: `📎 ${file.name}`, html, at });
     return { id, ref };
   }
 
@@ -232,12 +231,13 @@ export class WebChannel extends LifecycleChannel implements Channel {
     // Read before the history: events that come meanwhile are replayed, not lost.
     const seq = this.hub.seq(caller.ref.key);
     const history: ConversationHistory = (await this.history?.(caller.ref.key)) ?? { messages: [], waiting: [] };
-    const messages = history.messages.map((m) => ({
+    const read = history.messages.map((m) => ({
       id: m.id,
       role: m.role,
       text: m.text,
       html: m.role === "assistant" ? toHtml(m.text) : escapeHtml(m.text),
     }));
+    const messages = this.mailbox.merge(caller.ref.key, read);
     const waiting = history.waiting.map((w, i) =>
       pageMessage(w.posted?.id ?? `pending-${w.content.questionId ?? "0"}-${i}`, w.content),
     );
@@ -286,7 +286,7 @@ export class WebChannel extends LifecycleChannel implements Channel {
     const text = body.text.trim();
     const attachments = this.uploads.attachments(body.files, caller.client);
     if (text === "" && attachments.length === 0) throw new HttpError(400, "text is empty");
-    const msg = this.inbound(caller, id, text);
+    const msg = webInbound(this.name, caller, id, text);
     if (attachments.length > 0) msg.attachments = attachments;
     if (!(await this.deliver(res, sink, msg))) return;
     const shown = [text, ...attachments.map((a) => `📎 ${a.name}`)].filter(Boolean).join("\n");
@@ -306,7 +306,7 @@ export class WebChannel extends LifecycleChannel implements Channel {
     if (typeof questionId !== "string" || !questionId || typeof buttonId !== "string" || !buttonId) {
       throw new HttpError(400, "questionId and buttonId must be non-empty strings");
     }
-    const msg = this.inbound(caller, id, "");
+    const msg = webInbound(this.name, caller, id, "");
     msg.action = { questionId, buttonId, ...(typeof body.messageId === "string" ? { messageId: body.messageId } : {}) };
     await this.deliver(res, sink, msg);
   }
@@ -323,6 +323,25 @@ export class WebChannel extends LifecycleChannel implements Channel {
   }
 
   // --- helpers ---
+
+  /**
+   * Whether a message goes into the mailbox: one the outbox sends (it carries an idempotency key)
+   * is in no checkpoint, and one sent while no page follows the conversation would be missed.
+   */
+  private keeps(key: string, options: SendOptions | undefined): boolean {
+    return options?.idempotencyKey !== undefined || !this.hub.listening(key);
+  }
+
+  /** Keeps a posted message in the mailbox, after the checkpoint's last message of the moment. */
+  private keep(key: string, item: MailItem): void {
+    this.mailbox.post(key, item);
+    this.history?.(key).then(
+      (h) => {
+        item.after = lastEntryId(h.messages);
+      },
+      (err: unknown) => this.logger.debug({ err, key }, "web chat: the history for the mailbox could not be read"),
+    );
+  }
 
   /** Answers 401/403 when the request may not use the chat. */
   private refused(req: IncomingMessage, res: ServerResponse): Refusal | undefined {
@@ -346,14 +365,7 @@ export class WebChannel extends LifecycleChannel implements Channel {
       sendJson(res, 400, { error: "A conversation id is 8 to 64 letters, digits, '-' or '_'." });
       return undefined;
     }
-    const ref: ConversationRef = {
-      channel: this.name,
-      key: `${this.name}:${client}:${conversation}`,
-      chatId: `${client}/${conversation}`,
-      chatType: "direct",
-      workspace: client,
-    };
-    return { client, conversation, ref };
+    return { client, conversation, ref: webRef(this.name, client, conversation) };
   }
 
   /** A POST into a conversation: who sent it, its JSON body and the client's id for it; undefined when refused. */
@@ -366,18 +378,6 @@ export class WebChannel extends LifecycleChannel implements Channel {
     if (!caller) return undefined;
     const body = await jsonBody(req);
     return { caller, body, id: messageId(body.id) };
-  }
-
-  private inbound(caller: Caller, id: string, text: string): InboundMessage {
-    return {
-      channel: this.name,
-      eventId: `${caller.client}:${caller.conversation}:${id}`,
-      ref: caller.ref,
-      user: { id: caller.client, name: "you" },
-      text,
-      mentioned: true,
-      sentAt: Date.now(),
-    };
   }
 
   /** Hands a message to the core and answers 202 once it is recorded, else 503: the page offers to send it again. */
@@ -393,34 +393,4 @@ export class WebChannel extends LifecycleChannel implements Channel {
     sendJson(res, 202, { accepted: true });
     return true;
   }
-}
-
-function pageMessage(id: string, content: OutboundContent): PageMessage {
-  return {
-    id,
-    text: content.text,
-    html: toHtml(content.text),
-    buttons: content.buttons ?? [],
-    at: Date.now(),
-    ...(content.questionId ? { questionId: content.questionId } : {}),
-  };
-}
-
-async function jsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {
-  if (!(req.headers["content-type"] ?? "").toLowerCase().startsWith("application/json")) {
-    throw new HttpError(415, "send JSON, with content-type: application/json");
-  }
-  const body = await readJson(req);
-  if (!isJsonObject(body)) throw new HttpError(400, "the body must be a JSON object");
-  return body;
-}
-
-function messageId(value: unknown): string {
-  if (typeof value !== "string" || !ID.test(value)) throw new HttpError(400, "id must be 1 to 64 letters, digits, '-' or '_'");
-  return value;
-}
-
-function sequence(value: string | string[] | null | undefined): number | undefined {
-  if (typeof value !== "string" || !/^\d{1,15}$/.test(value)) return undefined;
-  return Number(value);
 }

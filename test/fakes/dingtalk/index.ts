@@ -87,6 +87,8 @@ export class FakeDingTalk {
   callbackUrl: string | undefined;
   private readonly sessions = new Map<string, Session>();
   private readonly groups = new Set<string>(["cid-group-1"]);
+  /** Staff ids in the organisation who see the app; others are refused by the DM send (invalidStaffIdList). */
+  private readonly staff = new Set<string>([ALICE.staffId, BOB.staffId]);
   private readonly faults: Fault[] = [];
   private readonly server: Server;
   private webhookTtlMs: number;
@@ -109,7 +111,7 @@ export class FakeDingTalk {
       templates: opts.templates ?? {},
       chat: this.chat,
       sessions: this.sessions,
-      dmOf: (staffId) => `cid-dm-${staffId}`,
+      dmOf: (staffId) => (this.staff.has(staffId) ? `cid-dm-${staffId}` : undefined),
       isGroup: (cid) => this.groups.has(cid),
       streamingQps: opts.streamingQps ?? 20,
       webhookPerMinute: opts.webhookPerMinute ?? 20,
@@ -157,6 +159,11 @@ export class FakeDingTalk {
 
   addGroup(cid: string): void {
     this.groups.add(cid);
+  }
+
+  /** A person of the organisation who can see the app (the robot may message them). */
+  addStaff(user: FakeUser): void {
+    this.staff.add(user.staffId);
   }
 
   dmId(user: FakeUser = ALICE): string {
@@ -241,6 +248,7 @@ export class FakeDingTalk {
     const expiresAt = Date.now() + this.webhookTtlMs;
     const conversationId = group ?? this.dmId(user);
     if (group) this.groups.add(group);
+    this.staff.add(user.staffId);
     this.sessions.set(session, { conversationId, expiresAt });
     return {
       conversationId,

@@ -43,7 +43,7 @@ export interface OpenApiWorld {
   templates: Record<string, TemplateSpec>;
   chat: FakeChat;
   sessions: Map<string, Session>;
-  /** conversationId of the DM with a staff id. */
+  /** conversationId of the DM with a staff id; undefined for one outside the organisation or the app's visible range. */
   dmOf(staffId: string): string | undefined;
   isGroup(conversationId: string): boolean;
   streamingQps: number;
@@ -181,8 +181,16 @@ export class OpenApi {
     const raw = String(body.msgParam ?? "");
     if (Buffer.byteLength(raw) > MSG_PARAM_MAX_BYTES) return bad("InvalidParameter.msgParam", "msgParam too long");
     const param = JSON.parse(raw) as Record<string, unknown>;
+    if (api === "robot.dm" && !(body.userIds as unknown[] | undefined)?.length) {
+      return bad("invalidParameter.userIds.empty", "The user userId list is empty.");
+    }
     const conversationId = this.robotTarget(api, body);
-    if (!conversationId) return bad("InvalidParameter", "unknown conversation or user");
+    if (!conversationId && api === "robot.group") return bad("invalid.openConversationId", "无效的openConversationId");
+    if (!conversationId) {
+      // DingTalk answers 200 and lists the staff ids it could not reach.
+      const invalidStaffIdList = (body.userIds as unknown[] | undefined) ?? [];
+      return ok({ processQueryKey: `pqk-${randomUUID()}`, invalidStaffIdList, flowControlledStaffIdList: [] });
+    }
     if (msgKey === "sampleImageMsg" || msgKey === "sampleFile") {
       const refused = this.w.postFile(conversationId, msgKey, param);
       if (refused) return refused;
@@ -199,7 +207,9 @@ export class OpenApi {
       return this.w.isGroup(String(body.openConversationId)) ? String(body.openConversationId) : undefined;
     }
     const ids = body.userIds as string[] | undefined;
-    return ids?.length === 1 ? this.w.dmOf(ids[0] as string) : undefined;
+    if (!ids?.length) return undefined;
+    if (ids.length !== 1) throw new Error("fake dingtalk: batchSend to several users is not modelled");
+    return this.w.dmOf(ids[0] as string);
   }
 
   webhook(session: string, body: Record<string, unknown>): Reply {

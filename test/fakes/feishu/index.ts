@@ -85,6 +85,10 @@ export class FakeFeishu {
       tenantKey: "tenant_fake_1",
       ...options,
     });
+    // The user has a p2p chat with the bot, and the bot sits in one group, before anyone writes.
+    this.addChat(DM_CHAT, "p2p");
+    this.addChat(GROUP_CHAT, "group");
+    this.world.people.set(USER, { available: true, p2pChat: DM_CHAT });
   }
 
   get options(): WorldOptions {
@@ -159,9 +163,15 @@ export class FakeFeishu {
     text: string,
     send: WebhookSendOptions,
   ): Promise<Delivery> {
-    const chatId = input.chatId ?? (input.chatType === "group" ? GROUP_CHAT : DM_CHAT);
+    const p2p = this.world.people.get(input.userId ?? USER)?.p2pChat;
+    const chatId = input.chatId ?? (input.chatType === "group" ? GROUP_CHAT : (p2p ?? DM_CHAT));
     const chatType = this.chats.get(chatId) ?? input.chatType ?? "p2p";
     this.chats.set(chatId, chatType);
+    this.world.addChat(chatId, chatType);
+    const person = input.userId ?? USER;
+    if (chatType === "p2p" && input.senderType !== "app") {
+      this.world.people.set(person, { available: true, ...this.world.people.get(person), p2pChat: chatId });
+    }
     const now = input.createdAt ?? Date.now();
     const record: FakeMessage = {
       id: this.world.id("om_"),
@@ -272,6 +282,17 @@ export class FakeFeishu {
       app_id: this.options.appId,
     };
     return { schema: "2.0", header, event };
+  }
+
+  /** A person the app may see (open_id); `available: false` puts them outside the bot's availability. */
+  addPerson(openId: string, available = true): void {
+    this.world.people.set(openId, { ...this.world.people.get(openId), available });
+  }
+
+  /** A chat nobody wrote in yet; `botMember: false` for one the bot is not in. */
+  addChat(chatId: string, type: "p2p" | "group", botMember = true): void {
+    this.chats.set(chatId, type);
+    this.world.addChat(chatId, type, botMember);
   }
 
   /** Bot messages, oldest first; filtered by chat and topic when given. */

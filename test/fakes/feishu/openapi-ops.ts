@@ -1,6 +1,6 @@
 /** The message and CardKit operations of the fake Open Platform, with Feishu's checks. */
 import { type CardJson, cardButtons, cardProblem, cardText, type FakeCard, type FakeMessage, messageText } from "./model.js";
-import { type FeishuWorld, LIMITS } from "./state.js";
+import { type FeishuWorld, LIMITS, UUID_WINDOW_MS } from "./state.js";
 
 export interface Reply {
   status: number;
@@ -113,11 +113,18 @@ function postMessage(
 ): Reply {
   const parent = op === "reply" ? world.message(params[0] ?? "") : undefined;
   if (op === "reply" && !parent) return fail(230011, "the message to reply to was not found or was recalled");
-  if (op === "send" && url.searchParams.get("receive_id_type") !== "chat_id")
-    return fail(230001, "receive_id_type must be chat_id");
-  const chatId = parent?.chatId ?? String(body.receive_id ?? "");
-  const chat = world.messages.find((m) => m.chatId === chatId);
-  if (!chat) return fail(230002, "the bot is not in this chat");
+  const uuid = body.uuid;
+  if (uuid !== undefined && (typeof uuid !== "string" || uuid.length > 50))
+    return fail(230001, "uuid must be at most 50 characters");
+  const first = typeof uuid === "string" ? world.uuids.get(uuid) : undefined;
+  const repeated = first && now - first.at < UUID_WINDOW_MS ? world.message(first.messageId) : undefined;
+  if (repeated) return sent(world, repeated);
+  const target = parent ? { chatId: parent.chatId } : receiver(world, url, body);
+  if ("status" in target) return target;
+  const { chatId } = target;
+  const chat = world.chats.get(chatId);
+  if (!chat?.botMember) return fail(230002, "The bot can not be outside the group.");
+  if (chat.status !== "normal") return fail(230045, "The chat not exist.");
   if (world.overLimit(`send:${chatId}`, LIMITS.sendPerSecondPerChat, now)) return rateLimited();
   const v = view(world, body.msg_type, body.content);
   if (isReply(v)) return v;
@@ -125,7 +132,7 @@ function postMessage(
   const message: FakeMessage = {
     id: world.id("om_"),
     chatId,
-    chatType: chat.chatType,
+    chatType: chat.type,
     inThread: parent ? body.reply_in_thread === true || parent.inThread : false,
     from: "bot",
     senderOpenId: world.options.botOpenId,
@@ -146,7 +153,35 @@ function postMessage(
     (world.cards.get(v.cardId) as FakeCard).messageId = message.id;
   }
   world.messages.push(message);
-  return ok({ message_id: message.id, root_id: rootId, chat_id: chatId, msg_type: message.msgType });
+  if (typeof uuid === "string") world.uuids.set(uuid, { messageId: message.id, at: now });
+  return sent(world, message);
+}
+
+/** The answer to a send: the message as Feishu describes it, its sender's tenant included. */
+function sent(world: FeishuWorld, m: FakeMessage): Reply {
+  const sender = { id: world.options.appId, id_type: "app_id", sender_type: "app", tenant_key: world.options.tenantKey };
+  return ok({ message_id: m.id, root_id: m.rootId, chat_id: m.chatId, msg_type: m.msgType, sender });
+}
+
+/** The chat a new message goes to: a chat_id, or the p2p chat with an open_id (opened if need be). */
+function receiver(world: FeishuWorld, url: URL, body: Record<string, unknown>): { chatId: string } | Reply {
+  const type = url.searchParams.get("receive_id_type");
+  const id = String(body.receive_id ?? "");
+  if (type === "chat_id") return { chatId: id };
+  if (type !== "open_id") return fail(230001, "receive_id_type must be chat_id or open_id");
+  const person = world.people.get(id);
+  if (!person) return fail(230001, "Your request contains an invalid request parameter, ext=invalid receive_id.");
+  if (!person.available) return fail(230013, "Bot has NO availability to this user.");
+  return { chatId: world.p2pChatOf(id) };
+}
+
+/** `GET /im/v1/chats/:id`: a chat the bot is not in shows only its name and status. */
+export function chatInfo(world: FeishuWorld, chatId: string): Reply {
+  const chat = world.chats.get(chatId);
+  if (!chat) return fail(232006, "Your request specifies a chat_id which is invalid.");
+  const basic = { name: `chat ${chat.id}`, avatar: "", user_count: "2", chat_status: chat.status };
+  if (!chat.botMember) return ok(basic);
+  return ok({ ...basic, chat_mode: chat.type, chat_type: "private", tenant_key: world.options.tenantKey, external: false });
 }
 
 function patchMessage(world: FeishuWorld, message: FakeMessage, body: Record<string, unknown>, now: number): Reply {

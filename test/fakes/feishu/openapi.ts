@@ -1,6 +1,6 @@
 /**
  * The fake's Open Platform HTTP API: tokens, bot info, im messages (send, reply, PATCH card,
- * PUT text, reactions), image and file uploads and message resources (files.ts), CardKit
+ * PUT text, reactions), chat lookups, image and file uploads and message resources (files.ts), CardKit
  * (create, element content, settings, full update) and the long connection's endpoint. It
  * refuses what Feishu refuses: missing or bad tokens, malformed cards, PATCH on unshared cards,
  * non-increasing sequences (300317), streaming into a closed card, more than 10 operations/s
@@ -9,7 +9,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { getResource, uploadFile, uploadImage } from "./files.js";
 import { boundaryOf, type Part, parseMultipart } from "./multipart.js";
-import { applyCardOp, applyMessageOp, ok, type Reply } from "./openapi-ops.js";
+import { applyCardOp, applyMessageOp, chatInfo, ok, type Reply } from "./openapi-ops.js";
 import type { FaultOp, FeishuWorld } from "./state.js";
 
 interface Route {
@@ -35,6 +35,7 @@ const ROUTES: Route[] = [
     auth: true,
   },
   { method: "POST", pattern: /^\/open-apis\/cardkit\/v1\/cards$/, op: "card_create", auth: true },
+  { method: "GET", pattern: /^\/open-apis\/im\/v1\/chats\/([^/]+)$/, op: "chat_get", auth: true },
   { method: "POST", pattern: /^\/open-apis\/im\/v1\/images$/, op: "image_upload", auth: true },
   { method: "POST", pattern: /^\/open-apis\/im\/v1\/files$/, op: "file_upload", auth: true },
   { method: "GET", pattern: /^\/open-apis\/im\/v1\/messages\/([^/]+)\/resources\/([^/]+)$/, op: "resource", auth: true },
@@ -135,6 +136,8 @@ function dispatch(
         { bot: { activate_status: 2, app_name: o.botName, avatar_url: "", ip_white_list: [], open_id: o.botOpenId } },
         false,
       );
+    case "chat_get":
+      return chatInfo(world, params[0] ?? "");
     case "card_create":
     case "card_content":
     case "card_settings":

@@ -21,7 +21,8 @@ export type FaultOp =
   | "reaction"
   | "image_upload"
   | "file_upload"
-  | "resource";
+  | "resource"
+  | "chat_get";
 
 export interface Fault {
   /** HTTP status; 200 with a non-zero code is a business error. */
@@ -83,8 +84,32 @@ export interface FakeFile {
   by: "user" | "bot";
 }
 
+/** A chat as the platform knows it. */
+export interface FakeChat {
+  id: string;
+  type: "p2p" | "group";
+  /** The bot is a member; a lookup of a chat it is not in shows only the name and status. */
+  botMember: boolean;
+  status: "normal" | "dissolved";
+}
+
+/** A person the app may see, by open_id. */
+export interface FakePerson {
+  /** False: outside the bot's availability, so Feishu refuses to message them (230013). */
+  available: boolean;
+  /** Their p2p chat with the bot, once one of them wrote. */
+  p2pChat?: string;
+}
+
+/** Feishu posts one message per `uuid` within an hour, and answers repeats with the first. */
+export const UUID_WINDOW_MS = 3600_000;
+
 export class FeishuWorld {
   readonly messages: FakeMessage[] = [];
+  readonly chats = new Map<string, FakeChat>();
+  readonly people = new Map<string, FakePerson>();
+  /** Message posted per `uuid`, with when. */
+  readonly uuids = new Map<string, { messageId: string; at: number }>();
   readonly cards = new Map<string, FakeCard>();
   readonly calls: ApiCall[] = [];
   readonly tokens = new Map<string, number>();
@@ -137,6 +162,21 @@ export class FeishuWorld {
     if (!over) recent.push(now);
     this.windows.set(key, recent);
     return over;
+  }
+
+  /** Registers a chat (a user wrote there, or a test set it up); the bot is a member unless said. */
+  addChat(id: string, type: FakeChat["type"], botMember = true): FakeChat {
+    const chat = this.chats.get(id) ?? { id, type, botMember, status: "normal" as const };
+    this.chats.set(id, chat);
+    return chat;
+  }
+
+  /** The p2p chat with a person, opened on first use as Feishu does when the bot messages them. */
+  p2pChatOf(openId: string): string {
+    const person = this.people.get(openId) ?? { available: true };
+    this.people.set(openId, person);
+    person.p2pChat ??= this.addChat(this.id("oc_p2p"), "p2p").id;
+    return person.p2pChat;
   }
 
   message(id: string): FakeMessage | undefined {

@@ -1,0 +1,68 @@
+/** What the web chat's routes read and write: the page's message shape and the checks of a request. */
+import type { IncomingMessage } from "node:http";
+import { HttpError, isJsonObject, readJson } from "../../server/http.js";
+import type { ButtonSpec, ConversationRef, InboundMessage, OutboundContent } from "../types.js";
+import { toHtml } from "./format.js";
+
+const ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** One request the routes work on: who sent it, and for which conversation. */
+export interface Caller {
+  client: string;
+  conversation: string;
+  ref: ConversationRef;
+}
+
+/** What a page posted (a message or a click), as the core takes it. */
+export function webInbound(channel: string, caller: Caller, id: string, text: string): InboundMessage {
+  return {
+    channel,
+    eventId: `${caller.client}:${caller.conversation}:${id}`,
+    ref: caller.ref,
+    user: { id: caller.client, name: "you" },
+    text,
+    mentioned: true,
+    sentAt: Date.now(),
+  };
+}
+
+/** A message as the page shows it. */
+export interface PageMessage {
+  id: string;
+  text: string;
+  html: string;
+  buttons: ButtonSpec[];
+  questionId?: string;
+  /** When it was sent, ms since epoch. */
+  at: number;
+}
+
+export function pageMessage(id: string, content: OutboundContent): PageMessage {
+  return {
+    id,
+    text: content.text,
+    html: toHtml(content.text),
+    buttons: content.buttons ?? [],
+    at: Date.now(),
+    ...(content.questionId ? { questionId: content.questionId } : {}),
+  };
+}
+
+export async function jsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+  if (!(req.headers["content-type"] ?? "").toLowerCase().startsWith("application/json")) {
+    throw new HttpError(415, "send JSON, with content-type: application/json");
+  }
+  const body = await readJson(req);
+  if (!isJsonObject(body)) throw new HttpError(400, "the body must be a JSON object");
+  return body;
+}
+
+export function messageId(value: unknown): string {
+  if (typeof value !== "string" || !ID.test(value)) throw new HttpError(400, "id must be 1 to 64 letters, digits, '-' or '_'");
+  return value;
+}
+
+export function sequence(value: string | string[] | null | undefined): number | undefined {
+  if (typeof value !== "string" || !/^\d{1,15}$/.test(value)) return undefined;
+  return Number(value);
+}

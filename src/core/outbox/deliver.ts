@@ -41,13 +41,19 @@ function fileOf(file: OutboxFile): OutboundFile {
   return { name: file.name, mime: file.mime, kind: file.kind, data: new Uint8Array(Buffer.from(file.data, "base64")) };
 }
 
-/** Posts what is left of the entry; resolves to every message id posted for it. Throws on the first part that fails. */
-export async function deliverSend(entry: OutboxEntry, attempt: SendAttempt): Promise<string[]> {
-  const { channel, ref, store, owner } = attempt;
+/**
+ * Posts what is left of the entry; resolves to every message id posted for it and the ref of the
+ * conversation they are in. Throws on the first part that fails.
+ */
+export async function deliverSend(entry: OutboxEntry, attempt: SendAttempt): Promise<{ ids: string[]; ref: ConversationRef }> {
+  const { channel, store, owner } = attempt;
   const payload = sendPayloadOf(entry);
   const parts = partsOf(channel, payload.text);
   const files = payload.files ?? [];
-  const progress: SendProgress = { ...progressOf(entry), ref };
+  const progress: SendProgress = { ...progressOf(entry) };
+  // Where the parts go: the first part's message may open the conversation's real place (a
+  // Feishu DM's chat, a group topic the message started), and the rest follow it there.
+  let ref = progress.ref ?? attempt.ref;
   // One call per part and no retry here: the worker's attempts (with their backoff) are the retries.
   const out = new Outbound(channel, attempt.hooks, editInterval(channel, ref), attempt.callTimeoutMs);
   const total = parts.length + files.length;
@@ -62,10 +68,12 @@ export async function deliverSend(entry: OutboxEntry, attempt: SendAttempt): Pro
         : await out.deliver("send", () => postFile(channel, ref, fileOf(file as OutboxFile), options), paced, 1);
     progress.parts += 1;
     if (handle) progress.ids.push(handle.id);
+    if (handle && handle.ref.key !== ref.key) ref = handle.ref;
+    progress.ref = ref;
     const held = await store.updateOutbound(entry.id, owner, { progress: progress as never });
     if (!held) throw new LostHold(entry.id);
   }
-  return progress.ids;
+  return { ids: progress.ids, ref };
 }
 
 function postFile(channel: Channel, ref: ConversationRef, file: OutboundFile, options: { idempotencyKey: string }) {

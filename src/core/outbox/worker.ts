@@ -127,7 +127,7 @@ export class OutboxWorker {
 
   private async send(entry: OutboxEntry, scope: ChannelScope, ref: ConversationRef): Promise<void> {
     const { deps } = this;
-    const ids = await deliverSend(entry, {
+    const { ids, ref: posted } = await deliverSend(entry, {
       store: scope.store,
       owner: deps.owner,
       channel: scope.channel,
@@ -137,7 +137,7 @@ export class OutboxWorker {
     });
     const done = await scope.store.updateOutbound(entry.id, deps.owner, {
       state: "sent",
-      result: { ids, key: ref.key, chat: ref.chatId } as never,
+      result: { ids, key: posted.key, chat: posted.chatId } as never,
       sentAt: deps.now(),
       error: null,
       errorCode: null,

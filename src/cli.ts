@@ -15,6 +15,7 @@ import { createGateway } from "./gateway.js";
 import { agentSummary } from "./harness/models/index.js";
 import type { AgentStatus } from "./harness/types.js";
 import { createLogger, type Logger } from "./log/logger.js";
+import { formatSchedules, type ScheduleAction, type ScheduleRow, scheduleCall } from "./ops/schedules-cli.js";
 import { formatAgentLine, formatStatusTable } from "./ops/status-table.js";
 import { preflight } from "./preflight.js";
 import { VERSION } from "./version.js";
@@ -89,11 +90,18 @@ async function start(opts: { config?: string }): Promise<void> {
   }
 }
 
-async function status(opts: { config?: string; url?: string; token?: string }): Promise<void> {
+type AdminOpts = { config?: string; url?: string; token?: string };
+
+/** Where a running gateway's admin API answers, and the token for it: from the options, else the config. */
+function adminOf(opts: AdminOpts): { base: string; token: string | undefined } {
   const loaded = opts.url && opts.token !== undefined ? undefined : load(opts.config);
   const server = loaded?.config.server;
   const base = opts.url ?? `http://${server?.host === "0.0.0.0" ? "127.0.0.1" : server?.host}:${server?.port}`;
-  const token = opts.token ?? server?.admin_token;
+  return { base, token: opts.token ?? server?.admin_token };
+}
+
+async function status(opts: AdminOpts): Promise<void> {
+  const { base, token } = adminOf(opts);
   try {
     const res = await fetch(new URL("/api/channels", base), { headers: token ? { authorization: `Bearer ${token}` } : {} });
     if (!res.ok) {
@@ -109,6 +117,35 @@ async function status(opts: { config?: string; url?: string; token?: string }): 
     const healthy =
       channels.every((c) => !c.enabled || c.state === "running" || c.state === "standby") && status?.reachable !== false;
     process.exitCode = healthy ? 0 : 1;
+  } catch (err) {
+    process.stdout.write(`${base}: not reachable (${errorMessage((err as { cause?: unknown }).cause ?? err)})\n`);
+    process.exitCode = 1;
+  }
+}
+
+/** `antler schedules [list|pause|resume|delete] [id]`. */
+async function schedules(action: string | undefined, id: string | undefined, opts: AdminOpts): Promise<void> {
+  const verb = (action ?? "list") as ScheduleAction;
+  if (!["list", "pause", "resume", "delete"].includes(verb))
+    throw new Error(`unknown action ${action}: list, pause, resume or delete`);
+  const { base, token } = adminOf(opts);
+  const call = scheduleCall(verb, id);
+  try {
+    const res = await fetch(new URL(call.path, base), {
+      method: call.method,
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+    });
+    const body = (await res.json().catch(() => ({}))) as {
+      schedules?: ScheduleRow[];
+      error?: string;
+      deleted?: string;
+    } & ScheduleRow;
+    if (!res.ok) {
+      process.stdout.write(`${base}: HTTP ${res.status}: ${body.error ?? ""}\n`);
+      process.exitCode = 1;
+    } else if (verb === "list") process.stdout.write(formatSchedules(body.schedules ?? []));
+    else if (verb === "delete") process.stdout.write(`deleted ${body.deleted}\n`);
+    else process.stdout.write(formatSchedules([body]));
   } catch (err) {
     process.stdout.write(`${base}: not reachable (${errorMessage((err as { cause?: unknown }).cause ?? err)})\n`);
     process.exitCode = 1;
@@ -193,6 +230,15 @@ program
   .option("--url <url>", "gateway base URL, instead of reading the config")
   .option("--token <token>", "admin token, instead of server.admin_token from the config")
   .action(status);
+program
+  .command("schedules")
+  .description("list a running gateway's schedules, or pause, resume or delete one")
+  .argument("[action]", "list (default), pause, resume or delete")
+  .argument("[id]", "the schedule's id, for pause, resume and delete")
+  .option("-c, --config <file>", "config file that names the server address")
+  .option("--url <url>", "gateway base URL, instead of reading the config")
+  .option("--token <token>", "admin token, instead of server.admin_token from the config")
+  .action(schedules);
 program
   .command("doctor")
   .description("check the config, credentials and model endpoints")

@@ -24,6 +24,11 @@ export function formatStatusTable(reports: ChannelReport[], now = Date.now()): s
     ago(r.last_outbound_at, now),
     r.reason ?? (r.last_error ? `${r.last_error.message} (${ago(r.last_error.at, now)} ago)` : ""),
   ]);
+  return textTable(header, rows);
+}
+
+/** Rows under a header, each column as wide as its widest cell; the last column is not padded. */
+export function textTable(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? "").length)));
   const line = (cells: string[]) =>
     cells

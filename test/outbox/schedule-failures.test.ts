@@ -186,6 +186,46 @@ describe("a scheduled run that fails", () => {
   }, 60_000);
 });
 
+describe("a reminder for someone who blocked the bot", () => {
+  it("is disabled with the reason, and nothing more is tried", async () => {
+    offset = 0;
+    const driver = await telegram();
+    const job = { cron: "* * * * *", channel: "telegram", target: { chat: ALICE.id }, message: "stand-up in 5" };
+    gw = await startTestGateway({
+      channels: { telegram: driver.channelConfig({ gatewayUrl: "http://127.0.0.1:1" }) },
+      clock,
+      sections: { outbox: { poll_ms: POLL_MS, retry_backoff_ms: 100 }, schedules: { jobs: { standup: job } } },
+    });
+    driver.fake.inject({
+      method: "sendMessage",
+      code: 403,
+      description: "Forbidden: bot was blocked by the user",
+      probability: 1,
+    });
+    const first = Date.parse(String((await schedule("cfg:standup")).next_fire_at));
+    moveTo(first + 500);
+    const report = await eventually(
+      async () => {
+        const s = await schedule("cfg:standup");
+        expect(s.state).toBe("disabled");
+        return s;
+      },
+      10_000,
+      "the schedule disabled",
+    );
+    expect(String(report.reason)).toMatch(/^its target cannot be reached: .*blocked by the user/);
+    expect(report.last_delivery).toMatchObject({ state: "failed" });
+    const attempts = () => driver.fake.calls.filter((c) => c.method === "sendMessage").length;
+    expect(attempts()).toBe(1);
+    // Its next due time comes and goes: nothing is posted or tried, and no notice goes to a chat that cannot take one.
+    moveTo(first + 60_500);
+    await sleep(POLL_MS * 8);
+    expect(attempts()).toBe(1);
+    expect((await schedule("cfg:standup")).fires).toBe(1);
+    expect(driver.botMessages()).toEqual([]);
+  }, 60_000);
+});
+
 describe("the schedule clock", () => {
   it("skips a fire while the last run still goes, and records one missed past grace_ms without running it", async () => {
     offset = 0;

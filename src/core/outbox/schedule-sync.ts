@@ -81,12 +81,21 @@ async function followChannel(o: SyncOptions, view: BindingStore, s: Schedule): P
   }
 }
 
-/** Entries waiting for a channel that is no longer configured fail with the reason. */
+/**
+ * Entries waiting for a channel that is no longer configured fail with the reason, those waiting
+ * for a retry too: they are claimed as of the latest retry time among them. A claim hands out
+ * the oldest entry of each conversation only, so it is repeated until none is left.
+ */
 async function failOrphans(o: SyncOptions, view: BindingStore): Promise<void> {
-  const waiting = await view.listOutbound({ state: "queued", limit: 1000 });
-  const gone = [...new Set(waiting.map((e) => e.channel).filter((c) => !o.channels.has(c)))];
-  if (gone.length === 0) return;
-  for (const entry of await view.claimOutbound(o.owner, gone, o.now, 60_000, 1000)) {
-    await view.updateOutbound(entry.id, o.owner, { state: "failed", error: GONE(entry.channel), errorCode: "channel_removed" });
+  const waiting = (await view.listOutbound({ state: "queued", limit: 1000 })).filter((e) => !o.channels.has(e.channel));
+  if (waiting.length === 0) return;
+  const gone = [...new Set(waiting.map((e) => e.channel))];
+  const at = Math.max(o.now, ...waiting.map((e) => e.nextAttemptAt));
+  for (let round = 0; round < waiting.length; round++) {
+    const claimed = await view.claimOutbound(o.owner, gone, at, 60_000, 1000);
+    if (claimed.length === 0) return;
+    for (const entry of claimed) {
+      await view.updateOutbound(entry.id, o.owner, { state: "failed", error: GONE(entry.channel), errorCode: "channel_removed" });
+    }
   }
 }

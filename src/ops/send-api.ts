@@ -48,12 +48,14 @@ const RunBody = z.strictObject({
 /** How an entry looks to an API caller. */
 export function entryView(entry: OutboxEntry & { tenant?: string }) {
   const result = (entry.result ?? {}) as { ids?: string[]; run?: string; key?: string };
+  // A target resolved on arrival names its conversation before delivery (the entry's own key orders it).
+  const resolved = (entry.payload as { target?: { ref?: { key?: string } } } | null)?.target?.ref?.key;
   return {
     id: entry.id,
     kind: entry.kind,
     state: entry.state,
     channel: entry.channel,
-    conversation: result.key ?? entry.key,
+    conversation: result.key ?? resolved ?? entry.key,
     ...(entry.tenant ? { tenant: entry.tenant } : {}),
     source: entry.source,
     attempts: entry.attempts,

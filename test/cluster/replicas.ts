@@ -51,6 +51,8 @@ export interface ClusterOptions {
   /** `channels:` of one replica (each may get its own API root or webhook URL). */
   channels: (replica: ReplicaSpec) => Record<string, unknown> | Promise<Record<string, unknown>>;
   gateway?: Record<string, unknown>;
+  /** Further top-level sections of every replica's config (e.g. `outbox:`, `schedules:`). */
+  sections?: Record<string, unknown>;
   /** `storage.pool_size` of each replica (the server's connection limit is shared by all of them). */
   poolSize?: number;
   /** Keep the temp folder (logs) after close. */
@@ -215,6 +217,7 @@ export class ReplicaCluster {
       ],
       gateway: this.options.gateway ?? {},
       channels: await this.options.channels(spec),
+      ...this.options.sections,
     };
     this.members.push(new Replica(spec, new GatewayProcess(dir, port, config, this.options.cli)));
   }

@@ -104,9 +104,12 @@ async function targetOf(
       return { target: { key: target.key }, key: target.key };
     }
     const spec = target as SendTarget;
-    if (!deps.runsHere(channel)) return { target: { spec }, key: provisionalKey(channel, spec) };
+    // Ordered by the target as named wherever the request came in: an entry resolved here and
+    // one a replica without the channel stored unresolved must still wait for each other.
+    const key = provisionalKey(channel, spec);
+    if (!deps.runsHere(channel)) return { target: { spec }, key };
     const ref = await resolveSpec(scope.channel, spec);
-    return { target: { ref }, key: ref.key };
+    return { target: { ref }, key };
   } catch (err) {
     if (err instanceof RefusedRequest) throw err;
     // Unreachable, or a channel that cannot send first: the caller hears why now. Anything else

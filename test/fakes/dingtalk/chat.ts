@@ -36,6 +36,8 @@ export interface FakeMessage {
   buttons: FakeButton[];
   versions: Array<{ text: string; at: number }>;
   card?: FakeCard;
+  /** The `processQueryKey` DingTalk answered a robot send with: the id the sender keeps. */
+  queryKey?: string;
 }
 
 /** A file or picture the robot posted, as users download it. */

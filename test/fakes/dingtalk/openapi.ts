@@ -191,14 +191,15 @@ export class OpenApi {
       const invalidStaffIdList = (body.userIds as unknown[] | undefined) ?? [];
       return ok({ processQueryKey: `pqk-${randomUUID()}`, invalidStaffIdList, flowControlledStaffIdList: [] });
     }
+    const processQueryKey = `pqk-${randomUUID()}`;
     if (msgKey === "sampleImageMsg" || msgKey === "sampleFile") {
       const refused = this.w.postFile(conversationId, msgKey, param);
       if (refused) return refused;
     } else {
       const markdown = msgKey === "sampleMarkdown" ? String(param.text ?? "") : String(param.content ?? "");
-      this.w.chat.post(conversationId, "robot", String(param.title ?? ""), markdown);
+      this.w.chat.post(conversationId, "robot", String(param.title ?? ""), markdown).queryKey = processQueryKey;
     }
-    return ok({ processQueryKey: `pqk-${randomUUID()}`, invalidStaffIdList: [], flowControlledStaffIdList: [] });
+    return ok({ processQueryKey, invalidStaffIdList: [], flowControlledStaffIdList: [] });
   }
 
   /** The conversation a robot send goes to: the group, or the DM with the one listed user. */

@@ -3,8 +3,8 @@
  * config job with its next fire, and pause, resume and delete change it through the admin API.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli.js";
 import { startTestGateway, type TestGateway } from "../contract/gateway.js";
+import { runCli } from "../helpers/cli.js";
 
 const TOKEN = "cli-admin-token";
 let gw: TestGateway | undefined;
@@ -20,13 +20,25 @@ describe("antler schedules", () => {
       channels: { web: { enabled: true } },
       server: { admin_token: TOKEN },
       sections: {
-        schedules: { jobs: { standup: { cron: "0 9 * * 1-5", tz: "Europe/Berlin", channel: "web", target: { chat: "c1/standup" }, message: "Stand-up!" } } },
+        schedules: {
+          jobs: {
+            standup: {
+              cron: "0 9 * * 1-5",
+              tz: "Europe/Berlin",
+              channel: "web",
+              target: { chat: "c1/standup" },
+              message: "Stand-up!",
+            },
+          },
+        },
       },
     });
     const cli = (...args: string[]) => runCli(["schedules", ...args, "--url", gw?.url ?? "", "--token", TOKEN]);
     const listed = await cli();
     expect(listed.code).toBe(0);
-    expect(listed.output).toMatch(/cfg:standup\s+standup\s+web\s+0 9 \* \* 1-5 Europe\/Berlin\s+active\s+\d{4}-\d\d-\d\d \d\d:00:00/);
+    expect(listed.output).toMatch(
+      /cfg:standup\s+standup\s+web\s+0 9 \* \* 1-5 Europe\/Berlin\s+active\s+\d{4}-\d\d-\d\d \d\d:00:00/,
+    );
     const paused = await cli("pause", "cfg:standup");
     expect(paused.output).toMatch(/cfg:standup .* paused/);
     expect((await cli("resume", "cfg:standup")).output).toMatch(/cfg:standup .* active/);

@@ -223,6 +223,16 @@ describe("a reminder for someone who blocked the bot", () => {
     expect(attempts()).toBe(1);
     expect((await schedule("cfg:standup")).fires).toBe(1);
     expect(driver.botMessages()).toEqual([]);
+    // A restart alone does not bring it back: the same target in the config stays disabled.
+    const dir = gw.dir;
+    await gw.stop();
+    gw = await startTestGateway({
+      channels: { telegram: driver.channelConfig({ gatewayUrl: "http://127.0.0.1:1" }) },
+      clock,
+      dir,
+      sections: { outbox: { poll_ms: POLL_MS, retry_backoff_ms: 100 }, schedules: { jobs: { standup: job } } },
+    });
+    expect(await schedule("cfg:standup")).toMatchObject({ state: "disabled", reason: report.reason });
   }, 60_000);
 });
 

@@ -15,7 +15,7 @@ import type { Logger } from "../../log/logger.js";
 import type { ChannelScope } from "../scope.js";
 import { type AcceptRequest, accept } from "./accept.js";
 import { type NextFire, ScheduleClock } from "./schedule-clock.js";
-import { syncSchedules } from "./schedule-sync.js";
+import { syncSchedules, TARGET_GONE_REASON } from "./schedule-sync.js";
 import { type OutboxObserver, OutboxWorker } from "./worker.js";
 
 export type { AcceptRequest, RequestTarget } from "./accept.js";
@@ -73,7 +73,7 @@ export class Speaker {
       running,
       submit: options.submit,
       targetGone: async (store, id, reason) => {
-        await store.updateSchedule(id, { state: "disabled", reason: `its target cannot be reached: ${reason}` });
+        await store.updateSchedule(id, { state: "disabled", reason: `${TARGET_GONE_REASON}: ${reason}` });
         options.logger.warn({ schedule: id, reason }, "schedule disabled: its target cannot be reached");
       },
       ...(options.observer ? { observer: options.observer } : {}),

@@ -26,6 +26,13 @@ export interface SyncOptions {
   logger: Logger;
 }
 
+/** How a schedule disabled for an unreachable target says so (the worker writes it, see index.ts). */
+export const TARGET_GONE_REASON = "its target cannot be reached";
+
+function sameTarget(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
 const GONE = (channel: string) => `channel ${channel} is not in the config (or not enabled)`;
 
 export async function syncSchedules(o: SyncOptions): Promise<void> {
@@ -55,6 +62,15 @@ async function putJob(o: SyncOptions, name: string, job: ScheduleJobConfig): Pro
       schedule.nextFireAt = existing.nextFireAt;
     else if (sameTiming && existing.state === "done") {
       schedule.state = "done";
+      delete schedule.nextFireAt;
+    } else if (
+      existing.state === "disabled" &&
+      existing.reason?.startsWith(TARGET_GONE_REASON) &&
+      sameTarget(existing.target, target)
+    ) {
+      // Its target could not be reached; a restart alone does not change that, a new target in the config does.
+      schedule.state = "disabled";
+      schedule.reason = existing.reason;
       delete schedule.nextFireAt;
     }
   }
@@ -87,10 +103,14 @@ async function followChannel(o: SyncOptions, view: BindingStore, s: Schedule): P
  * the oldest entry of each conversation only, so it is repeated until none is left.
  */
 async function failOrphans(o: SyncOptions, view: BindingStore): Promise<void> {
-  const waiting = (await view.listOutbound({ state: "queued", limit: 1000 })).filter((e) => !o.channels.has(e.channel));
+  // Waiting, and left in flight by a process that died (their lease lapses; the claim waits for that).
+  const lists = await Promise.all(
+    (["queued", "sending", "running"] as const).map((state) => view.listOutbound({ state, limit: 1000 })),
+  );
+  const waiting = lists.flat().filter((e) => !o.channels.has(e.channel));
   if (waiting.length === 0) return;
   const gone = [...new Set(waiting.map((e) => e.channel))];
-  const at = Math.max(o.now, ...waiting.map((e) => e.nextAttemptAt));
+  const at = Math.max(o.now, ...waiting.map((e) => (e.state === "queued" ? e.nextAttemptAt : (e.leaseUntil ?? 0) + 1)));
   for (let round = 0; round < waiting.length; round++) {
     const claimed = await view.claimOutbound(o.owner, gone, at, 60_000, 1000);
     if (claimed.length === 0) return;

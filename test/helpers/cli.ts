@@ -1,12 +1,20 @@
-/** Runs the CLI from source, the way a user runs `antler`, and collects what it prints. */
+/**
+ * Runs the CLI the way a user runs `antler`, and collects what it prints: the built `dist/cli.js`
+ * when dist/ is current (CI builds before it tests, and a process starts in a fraction of the
+ * time), else the sources through tsx, so a local run after an edit tests the edit.
+ */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildNeeded } from "../cluster/replicas-build.js";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const CLI = path.join(ROOT, "src/cli.ts");
+const BUILT_CLI = path.join(ROOT, "dist/cli.js");
+/** Whether dist/ holds a build of the current sources, decided once per test file. */
+const useBuilt = !buildNeeded().needed;
 
 export interface CliProcess {
   child: ChildProcess;
@@ -15,7 +23,8 @@ export interface CliProcess {
 }
 
 export function spawnCli(args: string[], env: Record<string, string | undefined> = {}, cwd = ROOT): CliProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
+  const entry = useBuilt ? [BUILT_CLI] : ["--import", "tsx", CLI];
+  const child = spawn(process.execPath, [...entry, ...args], {
     cwd,
     env: { ...process.env, NODE_OPTIONS: "", ...env },
     stdio: ["ignore", "pipe", "pipe"],

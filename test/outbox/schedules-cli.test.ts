@@ -1,5 +1,5 @@
 /**
- * `antler schedules` (the real CLI, through tsx) against a running gateway: the table lists a
+ * `antler schedules` (the real CLI, in a child process) against a running gateway: the table lists a
  * config job with its next fire, and pause, resume and delete change it through the admin API.
  */
 import { afterEach, describe, expect, it } from "vitest";

@@ -3,7 +3,9 @@
  * probes) and the shape of a route in the table `mountAdmin` walks.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Speaker } from "../core/outbox/index.js";
 import type { AgentStatus } from "../harness/types.js";
+import { HttpError } from "../server/body.js";
 import type { HttpServer, RouteParams } from "../server/http.js";
 import type { Caller } from "./admin-caller.js";
 import type { AdminOptions, AdminSource, TenantAgentStatus } from "./admin-source.js";
@@ -32,3 +34,10 @@ export type AdminRoute = { method: "GET" | "POST" | "DELETE"; path: string } & (
   | { auth: "admin"; handler: Handler<Caller> }
   | { auth: "open"; handler: Handler<Caller | undefined> }
 );
+
+/** The gateway's speaker (outbox and schedules), or a 503 while the gateway is still starting. */
+export function speakerOf(admin: AdminContext): Speaker {
+  const speaker = admin.source.speaker;
+  if (!speaker) throw new HttpError(503, "the gateway is starting; try again shortly", undefined, { "retry-after": "1" });
+  return speaker;
+}

@@ -17,7 +17,7 @@ import type { PageSpeaker } from "./status-schedules.js";
 import type { UsageFilter } from "./usage.js";
 
 /** The schedules and the unsent outbox entries a caller may see, for the status page. */
-async function speakerOf(admin: AdminContext, caller: Caller): Promise<PageSpeaker | undefined> {
+async function pageSpeaker(admin: AdminContext, caller: Caller): Promise<PageSpeaker | undefined> {
   const speaker = admin.source.speaker;
   if (!speaker) return undefined;
   const recent = await speaker.listOutbound({ limit: 200 }, caller.tenant);
@@ -109,7 +109,7 @@ const statusPage: Handler<Caller> = async (admin, _req, res, { caller }) => {
   const shown = await replicasFor(admin, caller).catch(() => []);
   const { version } = admin.options;
   res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-  const speaker = await speakerOf(admin, caller).catch(() => undefined);
+  const speaker = await pageSpeaker(admin, caller).catch(() => undefined);
   const page = { version, startedAt: admin.source.startedAt, agents, replicas: shown, ...(speaker ? { speaker } : {}) };
   res.end(renderStatusPage(reportsFor(admin, caller), page));
 };

@@ -9,7 +9,7 @@ import type { ScheduleReport } from "../core/outbox/index.js";
 import { HttpError } from "../server/body.js";
 import { sendJson } from "../server/http.js";
 import type { Caller } from "./admin-caller.js";
-import type { AdminContext, Call } from "./admin-context.js";
+import { type AdminContext, type Call, speakerOf } from "./admin-context.js";
 
 const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
 
@@ -37,12 +37,6 @@ export function scheduleView(s: Schedule & Partial<Pick<ScheduleReport, "tenant"
     skipped: s.skipped,
     ...(s.createdBy ? { created_by: s.createdBy } : {}),
   };
-}
-
-function speakerOf(admin: AdminContext) {
-  const speaker = admin.source.speaker;
-  if (!speaker) throw new HttpError(503, "the gateway is starting; try again shortly", undefined, { "retry-after": "1" });
-  return speaker;
 }
 
 async function list(admin: AdminContext, _req: IncomingMessage, res: ServerResponse, { caller }: Call<Caller>) {

@@ -11,7 +11,7 @@ import { type AcceptRequest, RefusedRequest } from "../core/outbox/index.js";
 import { HttpError, readJson } from "../server/body.js";
 import { sendJson } from "../server/http.js";
 import { type Caller, sees } from "./admin-caller.js";
-import type { AdminContext, Call } from "./admin-context.js";
+import { type AdminContext, type Call, speakerOf } from "./admin-context.js";
 
 const Target = z.union([
   z.strictObject({ key: z.string().min(1) }),
@@ -89,12 +89,6 @@ async function requestOf(kind: "send" | "run", req: IncomingMessage): Promise<Ac
   const parsed = RunBody.safeParse(body);
   if (!parsed.success) throw new HttpError(400, issues(parsed.error));
   return { kind, ...parsed.data };
-}
-
-function speakerOf(admin: AdminContext) {
-  const speaker = admin.source.speaker;
-  if (!speaker) throw new HttpError(503, "the gateway is starting; try again shortly", undefined, { "retry-after": "1" });
-  return speaker;
 }
 
 /** `POST /api/send` and `POST /api/runs`. */

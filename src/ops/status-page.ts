@@ -6,6 +6,7 @@
 
 import type { ChannelReport } from "../channels/registry.js";
 import type { AgentStatus } from "../harness/types.js";
+import { esc } from "./html.js";
 import { type PageSpeaker, speakerSection } from "./status-schedules.js";
 
 /** One agent instance as the page shows it. */
@@ -20,10 +21,6 @@ const COLORS: Record<string, string> = {
   disabled: "#8c959f",
   standby: "#0969da",
 };
-
-function esc(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 function ago(iso: string | null, now: number): string {
   if (!iso) return "never";

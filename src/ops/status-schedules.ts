@@ -2,17 +2,15 @@
  * The status page's part about what Antler says first: every schedule (next fire, last result
  * and its delivery, why one is disabled), and the outbox's messages that wait or failed.
  */
+
 import type { OutboxEntry } from "../bindings/outbox.js";
 import type { ScheduleReport } from "../core/outbox/index.js";
+import { esc } from "./html.js";
 
 export interface PageSpeaker {
   schedules: ScheduleReport[];
   /** The newest outbox entries not yet sent (waiting, in flight or failed). */
   unsent: OutboxEntry[];
-}
-
-function esc(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 function when(ms: number | undefined, now: number): string {

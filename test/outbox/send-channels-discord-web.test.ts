@@ -5,14 +5,12 @@
  * open showing the message when its history is read. Slack, Feishu, DingTalk: send-channels.test.ts.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { eventually, freePort, sleep, startTestGateway, type TestGateway } from "../contract/gateway.js";
+import { eventually, freePort, sleep, type TestGateway } from "../contract/gateway.js";
 import { DiscordDriver } from "../fakes/discord/driver.js";
 import { ALICE, BOB, CHANNELS, GUILD_ID } from "../fakes/discord/index.js";
 import { newConversationId, WebBrowser } from "../fakes/web/client.js";
 import type { ChatTab } from "../fakes/web/tab.js";
-import { MARKDOWN, SendClient, sendBody, VISIBLE } from "./send-client.js";
-
-const OUTBOX = { poll_ms: 100, retry_backoff_ms: 100 };
+import { MARKDOWN, type SendClient, sendBody, sendGateway, VISIBLE } from "./send-client.js";
 
 let gw: TestGateway | undefined;
 const tabs: ChatTab[] = [];
@@ -26,9 +24,9 @@ afterEach(async () => {
 });
 
 async function gateway(channels: Record<string, Record<string, unknown>>, port?: number): Promise<SendClient> {
-  gw = await startTestGateway({ channels, ...(port ? { port } : {}), sections: { outbox: OUTBOX } });
-  for (const name of Object.keys(channels)) expect(gw.gateway.slot(name)?.report().state).toBe("running");
-  return new SendClient(gw);
+  const started = await sendGateway(channels, port);
+  gw = started.gw;
+  return started.api;
 }
 
 describe("discord", () => {

@@ -6,16 +6,14 @@
  * Discord and the web chat: send-channels-discord-web.test.ts.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { freePort, sleep, startTestGateway, type TestGateway } from "../contract/gateway.js";
+import { freePort, sleep, type TestGateway } from "../contract/gateway.js";
 import { ALICE, BOB, FakeDingTalk, type FakeUser } from "../fakes/dingtalk/index.js";
 import { FeishuDriver } from "../fakes/feishu/driver.js";
 import { GROUP_CHAT } from "../fakes/feishu/index.js";
 import { FakeSlack } from "../fakes/slack/index.js";
 import { parseMrkdwn } from "../fakes/slack/mrkdwn.js";
 import { slackConfigFor } from "../fakes/slack/rig.js";
-import { MARKDOWN, SendClient, sendBody, VISIBLE } from "./send-client.js";
-
-const OUTBOX = { poll_ms: 100, retry_backoff_ms: 100 };
+import { MARKDOWN, type SendClient, sendBody, sendGateway, VISIBLE } from "./send-client.js";
 
 let gw: TestGateway | undefined;
 const closers: Array<() => Promise<void>> = [];
@@ -27,9 +25,9 @@ afterEach(async () => {
 });
 
 async function gateway(channels: Record<string, Record<string, unknown>>, port?: number): Promise<SendClient> {
-  gw = await startTestGateway({ channels, ...(port ? { port } : {}), sections: { outbox: OUTBOX } });
-  for (const name of Object.keys(channels)) expect(gw.gateway.slot(name)?.report().state).toBe("running");
-  return new SendClient(gw);
+  const started = await sendGateway(channels, port);
+  gw = started.gw;
+  return started.api;
 }
 
 describe("slack", () => {

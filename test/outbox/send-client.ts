@@ -1,6 +1,19 @@
 /** A caller of `POST /api/send` and `GET /api/send/:id` against a test gateway, for the outbox tests. */
 import { expect } from "vitest";
-import { eventually, type TestGateway } from "../contract/gateway.js";
+import { eventually, startTestGateway, type TestGateway } from "../contract/gateway.js";
+
+/** The outbox looks for work and tries again quickly in these tests. */
+const OUTBOX = { poll_ms: 100, retry_backoff_ms: 100 };
+
+/** A gateway with `channels`, every one of them running, and a client of its send API. */
+export async function sendGateway(
+  channels: Record<string, Record<string, unknown>>,
+  port?: number,
+): Promise<{ gw: TestGateway; api: SendClient }> {
+  const gw = await startTestGateway({ channels, ...(port ? { port } : {}), sections: { outbox: OUTBOX } });
+  for (const name of Object.keys(channels)) expect(gw.gateway.slot(name)?.report().state).toBe("running");
+  return { gw, api: new SendClient(gw) };
+}
 
 export interface Answer {
   status: number;

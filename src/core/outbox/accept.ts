@@ -100,7 +100,7 @@ async function targetOf(
       if (!target.key.startsWith(`${channel}:`)) {
         throw new RefusedRequest(422, "bad_target", `conversation key ${target.key} is not one of ${channel}'s`);
       }
-      await refOfKey(store(scope), channel, target.key);
+      await refOfKey(scope.store, channel, target.key);
       return { target: { key: target.key }, key: target.key };
     }
     const spec = target as SendTarget;
@@ -118,8 +118,4 @@ async function targetOf(
     if (!("key" in target)) return { target: { spec: target as SendTarget }, key: provisionalKey(channel, target as SendTarget) };
     throw err;
   }
-}
-
-function store(scope: ChannelScope) {
-  return scope.store;
 }

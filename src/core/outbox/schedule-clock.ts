@@ -15,6 +15,7 @@ import type { BindingStore } from "../../bindings/types.js";
 import type { Logger } from "../../log/logger.js";
 import type { ChannelScope } from "../scope.js";
 import { type OutboxTarget, payloadJson, type RunPayload, type SendPayload } from "./payload.js";
+import { byTenant } from "./worker.js";
 
 export type NextFire = (timing: ScheduleTiming, afterMs: number) => number | undefined;
 
@@ -46,9 +47,7 @@ export class ScheduleClock {
   }
 
   private async fireDue(): Promise<void> {
-    const byTenant = new Map<string, ChannelScope[]>();
-    for (const scope of this.deps.running()) byTenant.set(scope.tenant, [...(byTenant.get(scope.tenant) ?? []), scope]);
-    for (const scopes of byTenant.values()) {
+    for (const scopes of byTenant(this.deps.running())) {
       const store = (scopes[0] as ChannelScope).store;
       const now = this.deps.now();
       for (const schedule of await store.dueSchedules(

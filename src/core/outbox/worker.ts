@@ -73,16 +73,9 @@ export class OutboxWorker {
     this.stopped = true;
   }
 
-  /** Entries this replica is delivering now. */
-  get inFlight(): number {
-    return this.busy.size;
-  }
-
   private async claimAll(): Promise<void> {
     const { deps } = this;
-    const byTenant = new Map<string, ChannelScope[]>();
-    for (const scope of deps.running()) byTenant.set(scope.tenant, [...(byTenant.get(scope.tenant) ?? []), scope]);
-    for (const scopes of byTenant.values()) {
+    for (const scopes of byTenant(deps.running())) {
       const store = (scopes[0] as ChannelScope).store;
       const names = scopes.map((s) => s.name);
       const claimed = await store.claimOutbound(deps.owner, names, deps.now(), deps.settings.lease_ms, CLAIM_BATCH);
@@ -233,4 +226,11 @@ export function undeliveredNotice(entry: OutboxEntry, attempts: number): string 
   const what = scheduleOfSource(entry.source) ? "A scheduled message" : "A message sent through Antler's API";
   const tries = attempts === 1 ? "" : ` (tried ${attempts} times)`;
   return `⚠️ ${what} could not be delivered here${tries}. The operator can see why in Antler's status.`;
+}
+
+/** Channels grouped by tenant: the store's outbox and schedules are read per tenant view. */
+export function byTenant(scopes: ChannelScope[]): ChannelScope[][] {
+  const groups = new Map<string, ChannelScope[]>();
+  for (const scope of scopes) groups.set(scope.tenant, [...(groups.get(scope.tenant) ?? []), scope]);
+  return [...groups.values()];
 }

@@ -59,6 +59,11 @@ export interface ChannelCapabilities {
    * sink throws at once, and the platform delivers the event again.
    */
   redelivers?: boolean;
+  /**
+   * The channel shows {@link OutboundContent.progress} itself (a card section, a collapsible
+   * panel). Absent or false: the core writes the progress view as lines under the reply's text.
+   */
+  progressView?: boolean;
 }
 
 /** Direct (one-to-one) or group conversation. */
@@ -114,6 +119,42 @@ export interface OutboundContent {
    * each click payload and gives both back in {@link InboundAction}.
    */
   questionId?: string;
+  /**
+   * What the agent is doing, for a channel with `capabilities.progressView`: it shows it beside
+   * the text (a card section, a panel). Other channels never get it: the core writes the view
+   * into `text` for them.
+   */
+  progress?: ProgressContent;
+}
+
+/** One row of the progress view: a tool call, a subagent task, a plan step or an approval that waits. */
+export interface ProgressRow {
+  /** Stable across updates of one reply (a tool call's id, a plan step's index). */
+  id: string;
+  kind: "tool" | "task" | "plan" | "approval";
+  /** What it is, short: a tool's name ("web_search"), a task's or a step's title. */
+  title: string;
+  /** A short summary of its arguments or its latest progress text; capped and redacted. */
+  detail?: string;
+  state: "running" | "done" | "failed" | "pending" | "waiting";
+  /** How long it ran, once it ended. */
+  durationMs?: number;
+}
+
+/**
+ * The live progress view of one reply (see src/core/progress/). `compact` shows only `headline`;
+ * `full` shows `rows` as well. `summary` is set on the final message ("3 tools, 41 s") when the
+ * view is kept as a summary; `reasoning` only when `show_reasoning` is on.
+ */
+export interface ProgressContent {
+  mode: "compact" | "full";
+  /** The current step, e.g. "Searching the web…"; empty once the run ended. */
+  headline: string;
+  rows: ProgressRow[];
+  /** The model's reasoning text so far, to show collapsed where the platform can. */
+  reasoning?: string;
+  /** Set on the final content only: what the run did, in a few words. */
+  summary?: string;
 }
 
 /** A button click, as the adapter decoded it. */
@@ -248,6 +289,11 @@ export interface NativeStream {
   finish(text: string): Promise<void>;
   /** Closes the stream after a failure, showing `text` if the platform can. Must not throw. */
   abort(text: string): Promise<void>;
+  /**
+   * Shows the progress view beside the streamed text (Slack task or status updates, a card
+   * section). Paced by the core like `update`. Absent: a stream shows no progress view.
+   */
+  progress?(view: ProgressContent): Promise<void>;
 }
 
 /** Limits of a native stream; past either, the core finishes it and starts a new one. */

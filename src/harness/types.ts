@@ -79,6 +79,13 @@ export type RunEvent =
   | { type: "tool_start"; id: string; name: string; args: unknown }
   /** A tool call finished; `error` when it failed (the run goes on). */
   | { type: "tool_end"; id: string; name: string; output: string; error: boolean }
+  /**
+   * Progress text a tool reports about itself while it runs (LangGraph's `custom` stream: a
+   * tool's `config.writer({ progress: "…" })`). `id` is the tool call's id when known.
+   */
+  | { type: "progress"; text: string; id?: string }
+  /** A piece of the model's reasoning (thinking) text. Never reply text. */
+  | { type: "reasoning"; delta: string }
   /** The run paused on a question. Answer with `Harness.resume`. */
   | ({ type: "clarification" } & Clarification)
   /** The run finished. `text` is the assistant's whole final reply. */
@@ -142,6 +149,12 @@ export interface RunOptions {
    * open; without it the first open one is answered.
    */
   interruptId?: string;
+  /**
+   * The reply of this thread's previous run as far as it got before a new message interrupted
+   * it (follow-up mode `interrupt`). The backend puts it into the thread as an assistant message
+   * marked as cut off, before the new user message, so the model sees what the user saw.
+   */
+  interrupted?: string;
   /**
    * A stable id of the message behind this run (e.g. `slack:Ev0123`). A backend whose runs
    * outlive the gateway records it with the run, so `reattach` can find the run again.
@@ -211,6 +224,14 @@ export interface Harness {
    * unanswered.
    */
   closePending?(threadId: string, reason?: string): Promise<boolean>;
+  /**
+   * Adds a user message to the thread's active run (follow-up mode `steer`): the model reads it
+   * in its next call, after the tool calls already running finish. Resolves `taken` once the run
+   * took it in (its reply then answers it too), `missed` when no run is active or the run ended
+   * before another model call; the caller then runs it as a turn of its own. Messages steered
+   * into one run are taken in the order they were given. Without it, steering falls back to queueing.
+   */
+  steer?(threadId: string, text: string): Promise<"taken" | "missed">;
   /** Cancels the active run of a thread. Returns false when none is running. */
   cancel(threadId: string): boolean;
   /** What the thread looks like now, or undefined for a thread never run. */

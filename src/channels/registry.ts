@@ -8,7 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { validate } from "../config/loader.js";
 import { applyRenames } from "../config/renames.js";
-import type { ChannelSection } from "../config/schema.js";
+import { CORE_CHANNEL_KEYS, type ChannelSection } from "../config/schema.js";
 import { nearest } from "../config/suggest.js";
 import { AntlerError, ConfigError, errorMessage } from "../errors.js";
 import type { Logger } from "../log/logger.js";
@@ -273,10 +273,11 @@ export async function checkSection(
   if (missing.length > 0) {
     throw new AntlerError("channel_contract", `${spec} is not a channel: it lacks ${missing.map((m) => `${m}()`).join(", ")}`);
   }
-  const { enabled: _enabled, use: _use, ...rest } = section;
+  const rest: Record<string, unknown> = { ...section };
+  for (const key of CORE_CHANNEL_KEYS) delete rest[key];
   const { section: renamed, warnings } = applyRenames(rest, cls.configRenames ?? {}, ["channels", name]);
   for (const warning of warnings) options.logger.warn({ channel: name }, warning);
-  const config = cls.configSchema ? validate(cls.configSchema, renamed, ["channels", name], ["enabled", "use"]) : renamed;
+  const config = cls.configSchema ? validate(cls.configSchema, renamed, ["channels", name], [...CORE_CHANNEL_KEYS]) : renamed;
   return { spec, builtin, cls, config: config as Record<string, unknown> };
 }
 

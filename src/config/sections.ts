@@ -4,6 +4,7 @@
  * channel's own keys, which the channel's schema checks when the registry loads it).
  */
 import { z } from "zod";
+import { FollowupsLayer, ProgressLayer } from "./followups.js";
 import { OutboxConfig } from "./outbox.js";
 import { SchedulesConfig } from "./schedules.js";
 
@@ -262,6 +263,10 @@ export const GatewayConfig = z
     replay_window_ms: num().pipe(z.number().int().min(0)).default(600_000),
     typing_delay_ms: num().pipe(z.number().int().min(0)).default(500),
     drain_ms: num().pipe(z.number().int().min(0)).default(5_000),
+    /** What a message does that arrives while the conversation's last one is answered (config/followups.ts); channels and routes may set it again. */
+    followups: FollowupsLayer.optional(),
+    /** What the reply shows of the agent's work while it runs (config/followups.ts); channels and routes may set it again. */
+    progress: ProgressLayer.optional(),
   })
   .prefault({});
 
@@ -272,7 +277,14 @@ export const GatewayConfig = z
 export const ChannelSection = z.looseObject({
   enabled: bool().default(false),
   use: z.string().optional(),
+  /** The core's follow-up settings for this channel's chats (config/followups.ts). */
+  followups: FollowupsLayer.optional(),
+  /** The core's progress view for this channel's replies (config/followups.ts). */
+  progress: ProgressLayer.optional(),
 });
+
+/** Keys of a channel section the core reads; the channel's own schema never sees them. */
+export const CORE_CHANNEL_KEYS = ["enabled", "use", "followups", "progress"] as const;
 
 /** Ids to match: one value or a list; a message matches when its value is any of them. */
 const matchList = () => idList().pipe(z.array(z.string()));
@@ -294,6 +306,10 @@ export const RouteRule = z.strictObject({
   allow_switch: bool().default(true),
   /** The agents `/agent` offers in these chats; every agent of the chat's tenant when absent. */
   switch_to: z.array(z.string()).optional(),
+  /** Follow-up settings for the chats this rule matches (config/followups.ts). */
+  followups: FollowupsLayer.optional(),
+  /** Progress view for the chats this rule matches (config/followups.ts). */
+  progress: ProgressLayer.optional(),
 });
 
 /** A tenant: channels, agents and MCP servers kept apart from every other tenant's. */

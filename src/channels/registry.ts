@@ -8,7 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { validate } from "../config/loader.js";
 import { applyRenames } from "../config/renames.js";
-import { CORE_CHANNEL_KEYS, type ChannelSection } from "../config/schema.js";
+import { type ChannelSection, CORE_CHANNEL_KEYS } from "../config/schema.js";
 import { nearest } from "../config/suggest.js";
 import { AntlerError, ConfigError, errorMessage } from "../errors.js";
 import type { Logger } from "../log/logger.js";

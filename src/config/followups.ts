@@ -64,7 +64,10 @@ export interface ProgressSettings {
 }
 
 export const DEFAULT_FOLLOWUPS: FollowupSettings = { mode: "queue", debounce_ms: 1_500, max_followups: 10, allow_command: true };
-export const DEFAULT_PROGRESS: Omit<ProgressSettings, "summary"> & { summary?: boolean } = { mode: "compact", show_reasoning: false };
+export const DEFAULT_PROGRESS: Omit<ProgressSettings, "summary"> & { summary?: boolean } = {
+  mode: "compact",
+  show_reasoning: false,
+};
 
 /** The layers merged, most general first: a key set in a later layer wins. */
 export function followupSettings(...layers: Array<FollowupsLayer | undefined>): FollowupSettings {

@@ -159,7 +159,8 @@ export class Conversations {
     return ["Agents you can talk to here:", ...lines, "", how].join("\n");
   }
 
-  private routeOf(scope: ConversationScope, msg: InboundMessage): Route {
+  /** The routing decision for a message's chat. */
+  routeOf(scope: ConversationScope, msg: Pick<InboundMessage, "ref" | "user">): Route {
     return this.options.router.route({
       channel: scope.name,
       chat: msg.ref.chatId,

@@ -12,6 +12,7 @@ import { toRunError } from "../harness/run-errors.js";
 import type { RunEvent, RunOptions } from "../harness/types.js";
 import type { ApprovalDesk } from "./approval-desk.js";
 import type { CoreContext } from "./context.js";
+import { progressFor } from "./followups/settings.js";
 import { LeftForNextProcess, ReportedFailure } from "./inbox.js";
 import { NOTICES } from "./notices.js";
 import { type RenderOutcome, renderRun } from "./render/index.js";
@@ -124,6 +125,7 @@ export class Turns {
         questionId: turn.questionId,
         callTimeoutMs: core.settings.platform_call_timeout_ms,
         retryBudgetMs: core.settings.delivery_retry_ms,
+        progress: progressFor(core, scope, source),
         typing,
       });
     } finally {

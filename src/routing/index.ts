@@ -7,6 +7,7 @@
  * channel types, so the dispatcher and tests can ask it alike.
  */
 import { Tenancy } from "../config/agents.js";
+import type { FollowupsLayer, ProgressLayer } from "../config/followups.js";
 import type { AppConfig, RouteRule } from "../config/schema.js";
 
 /** What a rule can match on. */
@@ -30,6 +31,10 @@ export interface Route {
   allowSwitch: boolean;
   /** The agents `/agent` offers here, the routed one included. */
   choices: string[];
+  /** The matching rule's follow-up settings, if it has any (config/followups.ts). */
+  followups?: FollowupsLayer;
+  /** The matching rule's progress settings, if it has any. */
+  progress?: ProgressLayer;
 }
 
 const MATCHERS = ["channel", "chat", "user", "workspace", "chat_type"] as const;
@@ -84,7 +89,15 @@ export class Router {
     const agent = rule?.agent ?? this.tenancy.defaultAgentFor(tenant);
     const offered = rule?.switch_to ?? usable;
     const choices = usable.filter((name) => name === agent || offered.includes(name));
-    return { tenant, agent, rule: rule ? index : undefined, allowSwitch: rule?.allow_switch ?? true, choices };
+    return {
+      tenant,
+      agent,
+      rule: rule ? index : undefined,
+      allowSwitch: rule?.allow_switch ?? true,
+      choices,
+      ...(rule?.followups ? { followups: rule.followups } : {}),
+      ...(rule?.progress ? { progress: rule.progress } : {}),
+    };
   }
 
   /** The tenant of a channel's chats. */

@@ -4,6 +4,7 @@
  */
 
 import type { Channel, ConversationRef, MessageHandle } from "../../channels/types.js";
+import type { ProgressSettings } from "../../config/followups.js";
 import type { Clarification } from "../../harness/types.js";
 import type { Logger } from "../../log/logger.js";
 import type { RenderHooks } from "./hooks.js";
@@ -28,6 +29,8 @@ export interface RenderOptions {
   typing?: TypingLoop;
   /** How long the final text is retried on 5xx and network errors before it is given up (default 60 s). */
   retryBudgetMs?: number;
+  /** What the reply shows of the agent's work (src/core/progress/); absent = compact, no summary, no reasoning. */
+  progress?: ProgressSettings;
 }
 
 /**

@@ -1,0 +1,41 @@
+/**
+ * The follow-up and progress settings of one conversation: `gateway:` for every channel, then the
+ * channel's section, then the matching route, each key from the most specific layer that sets it;
+ * for the follow-up mode, last of all the chat's own `/queue` pick where the settings allow one.
+ */
+import type { ConversationRef } from "../../channels/types.js";
+import {
+  FOLLOWUP_MODES,
+  type FollowupMode,
+  type FollowupSettings,
+  followupSettings,
+  type ProgressSettings,
+  progressSettings,
+} from "../../config/followups.js";
+import type { CoreContext } from "../context.js";
+import type { ChannelScope } from "../scope.js";
+
+/** Where the chat's `/queue` pick is kept (`BindingStore.conversationSetting`). */
+export const QUEUE_SETTING = "followups.mode";
+
+/** Who sent it and where: what the route matches on. */
+export interface Whom {
+  ref: ConversationRef;
+  user: { id: string };
+}
+
+/** The follow-up settings from config alone (no `/queue` pick). */
+export function configuredFollowups(core: CoreContext, scope: ChannelScope, whom: Whom): FollowupSettings {
+  const route = core.conversations.routeOf(scope, whom);
+  return followupSettings(core.settings.followups, scope.slot.section.followups, route.followups);
+}
+
+/** The progress view of a reply in this conversation. */
+export function progressFor(core: CoreContext, scope: ChannelScope, whom: Whom): ProgressSettings {
+  const route = core.conversations.routeOf(scope, whom);
+  return progressSettings(core.settings.progress, scope.slot.section.progress, route.progress);
+}
+
+export function isFollowupMode(value: string | undefined): value is FollowupMode {
+  return (FOLLOWUP_MODES as readonly string[]).includes(value ?? "");
+}

@@ -12,6 +12,7 @@ import type { Router } from "../routing/index.js";
 import type { ScheduleLimits } from "../schedules/book.js";
 import { ActiveRuns } from "./active-runs.js";
 import { type AgentSource, Conversations } from "./conversations.js";
+import { TurnBoard } from "./followups/board.js";
 import type { DispatcherObserver } from "./observer.js";
 import { KeyedQueue, Semaphore } from "./queue.js";
 
@@ -53,6 +54,8 @@ export class CoreContext {
   readonly queue: KeyedQueue;
   readonly runs: Semaphore;
   readonly active = new ActiveRuns();
+  /** The turns running now, as the follow-up modes see them (followups/). */
+  readonly board = new TurnBoard();
   /** False once shutdown began: no new message is taken and no new run starts. */
   accepting = true;
   private readonly background = new Set<Promise<void>>();

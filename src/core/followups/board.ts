@@ -5,7 +5,7 @@
  * partial reply of a turn a new message interrupted, for the next turn to hand the agent.
  */
 import type { InboundMessage } from "../../channels/types.js";
-import type { Harness } from "../../harness/types.js";
+import type { Harness, RunEvent } from "../../harness/types.js";
 
 /** A message steered into a running turn, and what became of it. */
 export interface Steered {
@@ -85,5 +85,13 @@ export class TurnBoard {
   close(key: string): void {
     const turn = this.turns.get(key);
     if (turn) turn.closed = true;
+  }
+}
+
+/** The run's events as they pass, with their reply text kept as the turn's partial (for `interrupt`). */
+export async function* tapPartial(events: AsyncIterable<RunEvent>, turn: BoardTurn | undefined): AsyncIterable<RunEvent> {
+  for await (const event of events) {
+    if (turn && event.type === "text") turn.partial += event.delta;
+    yield event;
   }
 }

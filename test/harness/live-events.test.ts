@@ -137,6 +137,17 @@ describe("the embedded agent", () => {
     expect(last(events)).toMatchObject({ type: "done", text: "Both done." });
   });
 
+  it("the mock model answers a reply's reasoning unstreamed as message.reasoning_content", async () => {
+    mock.enqueue({ reasoning: "short thought", text: "answer" });
+    const res = await fetch(`${mock.url}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "mock-model", messages: [{ role: "user", content: "q" }] }),
+    });
+    const body = (await res.json()) as { choices: Array<{ message: Record<string, unknown> }> };
+    expect(body.choices[0]?.message).toMatchObject({ content: "answer", reasoning_content: "short thought" });
+  });
+
   it("reasoning before a tool call and before the answer: each turn's, none of it in the reply", async () => {
     t = await startHarness(mock, {}, [progressTool()]);
     mock.enqueue(

@@ -12,10 +12,11 @@ import { afterEach, beforeEach, describe, expect } from "vitest";
 import type { ContractDriver } from "../driver.js";
 import { freePort, startTestGateway, type TestGateway, type TestGatewayOptions } from "../gateway.js";
 import { startMockModel } from "../mock-model.js";
-import { recordingTools } from "../tools.js";
+import { progressTool, recordingTools } from "../tools.js";
 import { APPROVALS, approvalContract } from "./approval.js";
 import { conversationContract } from "./conversation.js";
 import { deliveryContract } from "./delivery.js";
+import { followupsContract } from "./followups.js";
 import { groupContract, withApprover } from "./group.js";
 import { lifecycleContract } from "./lifecycle.js";
 import { CONTRACT_MAX_FILE_MB, mediaContract } from "./media.js";
@@ -47,6 +48,7 @@ const PARTS: Record<ContractPart, (current: () => ContractContext) => void> = {
   group: groupContract,
   approval: approvalContract,
   media: mediaContract,
+  followups: followupsContract,
 };
 
 export function channelContract(
@@ -135,7 +137,7 @@ async function gatewayFor(driver: ContractDriver, port: number, options: Channel
       media: { max_file_mb: CONTRACT_MAX_FILE_MB, transcription: { base_url: model.url }, ...(sections.media as object) },
     },
     ...(agent ? { agent } : {}),
-    tools: [...(given.tools ?? []), ...recording.tools],
+    tools: [...(given.tools ?? []), ...recording.tools, progressTool()],
     channels,
     port,
   };

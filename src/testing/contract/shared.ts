@@ -6,7 +6,16 @@ import { contentText, type MockModel } from "../mock-model.js";
 import type { RecordedCall } from "../tools.js";
 
 /** The names of the contract's parts, one file each; `parts` and `skip` in the options take them. */
-export const CONTRACT_PARTS = ["conversation", "delivery", "lifecycle", "routes", "group", "approval", "media"] as const;
+export const CONTRACT_PARTS = [
+  "conversation",
+  "delivery",
+  "lifecycle",
+  "routes",
+  "group",
+  "approval",
+  "media",
+  "followups",
+] as const;
 export type ContractPart = (typeof CONTRACT_PARTS)[number];
 
 /** The running test's world: a whole gateway with the driver's channel, and the mock model behind it. */

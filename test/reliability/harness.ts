@@ -42,6 +42,8 @@ export interface GatewayParts {
   server?: Record<string, unknown>;
   /** Listen here (a webhook URL must be known before the gateway starts); a free port otherwise. */
   port?: number;
+  /** More top-level keys of the config (`tools`, `routes`, …). */
+  extra?: Record<string, unknown>;
 }
 
 export class ProbeContext {
@@ -72,8 +74,8 @@ export class ProbeContext {
     else this.cleanups.push(cleanup);
   }
 
-  async model(): Promise<ScriptedModel> {
-    const model = await startScriptedModel();
+  async model(reply?: Parameters<typeof startScriptedModel>[0]): Promise<ScriptedModel> {
+    const model = await startScriptedModel(reply);
     this.defer(() => model.close());
     return model;
   }
@@ -106,6 +108,7 @@ export class ProbeContext {
       ],
       gateway: parts.gateway ?? {},
       channels: parts.channels,
+      ...parts.extra,
     };
     const gw = new GatewayProcess(this.dir, port, config, this.settings.cli);
     this.gateways.push(gw);

@@ -60,9 +60,10 @@ function script(req: ChatCompletionRequest): MockReply {
   return { text, chunkSize: profile.chunkSize, delayMs: profile.delayMs };
 }
 
-export async function startScriptedModel(): Promise<ScriptedModel> {
+/** Starts the mock behind the proxy; `reply` scripts it (default: the `<id> <kind>` script above). */
+export async function startScriptedModel(reply: (req: ChatCompletionRequest) => MockReply = script): Promise<ScriptedModel> {
   const mock = await startMockModel();
-  mock.setDefault(script);
+  mock.setDefault(reply);
   const requests: ModelRequest[] = [];
   const open = new Set<ServerResponse>();
   const proxy = await startProxy(mock.url.replace(/\/v1$/, ""), (x) => {

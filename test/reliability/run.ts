@@ -10,6 +10,7 @@
 import { ProbeContext, type ProbeResult, type Settings } from "./harness.js";
 import { Ledger } from "./ledger.js";
 import { failoverOrderProbe } from "./probes/failover-order.js";
+import { followupsProbe } from "./probes/followups.js";
 import { handoverProbe } from "./probes/handover.js";
 import { httpAbuseProbe } from "./probes/http-abuse.js";
 import { loadProbe } from "./probes/load.js";
@@ -23,7 +24,8 @@ import { seconds } from "./util.js";
 
 interface Probe {
   name: string;
-  run: (ctx: ProbeContext) => Promise<ProbeResult>;
+  /** One row, or several (a row per mode, say). */
+  run: (ctx: ProbeContext) => Promise<ProbeResult | ProbeResult[]>;
   /** Hard limit, short and full. */
   limitMs: [number, number];
 }
@@ -38,6 +40,7 @@ const PROBES: Probe[] = [
   { name: "http-abuse", run: httpAbuseProbe, limitMs: [90_000, 420_000] },
   { name: "load", run: loadProbe, limitMs: [90_000, 600_000] },
   { name: "failover-order", run: failoverOrderProbe, limitMs: [120_000, 240_000] },
+  { name: "followups", run: followupsProbe, limitMs: [150_000, 480_000] },
 ];
 
 const args = process.argv.slice(2);
@@ -59,32 +62,34 @@ process.on("exit", () => {
   for (const ctx of live) for (const gw of ctx.gateways) gw.killNow();
 });
 
-async function runProbe(probe: Probe): Promise<ProbeResult> {
+async function runProbe(probe: Probe): Promise<ProbeResult[]> {
   const ctx = new ProbeContext(probe.name, settings);
   live.add(ctx);
   const limit = settings.short ? probe.limitMs[0] : probe.limitMs[1];
   const started = Date.now();
   process.stderr.write(`▶ ${probe.name} …\n`);
   let timer: NodeJS.Timeout | undefined;
-  let result: ProbeResult;
+  let results: ProbeResult[];
   try {
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`probe timed out after ${seconds(limit)}`)), limit);
     });
-    result = await Promise.race([probe.run(ctx), timeout]);
+    results = [await Promise.race([probe.run(ctx), timeout])].flat();
   } catch (err) {
-    result = ctx.world ? ctx.result(ctx.world.evaluate()) : blank(ctx);
+    const result = ctx.world ? ctx.result(ctx.world.evaluate()) : blank(ctx);
     result.failures.push(`probe did not finish: ${(err as Error).message}`);
     result.evidence = ctx.logEvidence();
+    results = [result];
   } finally {
     clearTimeout(timer);
   }
-  const keep = settings.keepLogs || failed(result);
+  const bad = results.some(failed);
+  const keep = settings.keepLogs || bad;
   await ctx.close(keep);
   live.delete(ctx);
-  if (keep) result.notes.push(`gateway log: ${ctx.dir}/gateway.log`);
-  process.stderr.write(`  ${failed(result) ? "FAIL" : "ok"} in ${seconds(Date.now() - started)}\n`);
-  return result;
+  if (keep) results.at(-1)?.notes.push(`gateway log: ${ctx.dir}/gateway.log`);
+  process.stderr.write(`  ${bad ? "FAIL" : "ok"} in ${seconds(Date.now() - started)}\n`);
+  return results;
 }
 
 function blank(ctx: ProbeContext): ProbeResult {
@@ -93,7 +98,7 @@ function blank(ctx: ProbeContext): ProbeResult {
 
 const started = Date.now();
 const results: ProbeResult[] = [];
-for (const probe of PROBES.filter((p) => !only || only.includes(p.name))) results.push(await runProbe(probe));
+for (const probe of PROBES.filter((p) => !only || only.includes(p.name))) results.push(...(await runProbe(probe)));
 console.log(`\nAntler reliability suite (${settings.short ? "--short" : "full"}), ${seconds(Date.now() - started)}\n`);
 console.log(summaryTable(results));
 console.log(`\n${detailTable(results)}`);

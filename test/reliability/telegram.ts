@@ -69,6 +69,11 @@ export class TelegramWorld {
     this.updates.push(this.fake.dm(user, `${id} ${kind}`));
   }
 
+  /** User `n` writes `text`, which the caller keeps its own account of (the ledger does not learn it). */
+  say(n: number, text: string): void {
+    this.updates.push(this.fake.dm(this.user(n), text));
+  }
+
   /** Every update sent so far was handed to the bot and confirmed (acked by a later getUpdates offset). */
   get allConfirmed(): boolean {
     return this.updates.every((u) => this.fake.updates.handedCount(u.update_id) > 0) && this.fake.updates.pendingCount === 0;

@@ -193,6 +193,24 @@ describe("renderRun: a native stream with progress()", () => {
     expect(world.calls.filter((c) => c.op === "rejected")).toEqual([]);
   });
 
+  it("a steady stream of text does not hold back the view: updates and views take turns", async () => {
+    const interval = 40;
+    const { channel, ref } = loopback({ minEditIntervalMs: interval, nativeStream: {} });
+    const calls = withStreamProgress(channel);
+    const steps: Step[] = [
+      ...words(10, 10),
+      toolStart("t", "web_search", { query: "x" }),
+      ...words(40, 10),
+      toolEnd("t", "web_search"),
+    ];
+    await renderSteps(channel, ref, steps, FULL);
+    const firstView = calls.findIndex((c) => c.op === "progress");
+    const updatesAfter = calls.slice(firstView).filter((c) => c.op === "update").length;
+    expect(firstView).toBeGreaterThan(0);
+    expect(updatesAfter, "text kept streaming after the view showed").toBeGreaterThanOrEqual(2);
+    expect(calls[firstView]!.progress!.rows[0]).toMatchObject({ title: "web_search", state: "running" });
+  });
+
   it("a stream without progress() shows nothing extra", async () => {
     const { world, channel, ref } = loopback({ minEditIntervalMs: 30, nativeStream: {} });
     const steps: Step[] = [text("Looking. "), ...threeTools(60), text("Done.")];

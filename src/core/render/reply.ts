@@ -244,8 +244,11 @@ export class ReplyWriter {
 
   private liveStep(seg: Segment): Step {
     if (seg.stream) {
-      if (this.display(seg) !== seg.shown) return this.at(true, () => this.calls.updateStream(seg));
-      if (this.viewOf(seg).key !== (seg.shownView ?? "")) return this.at(true, () => this.calls.progressStream(seg));
+      const textDue = this.display(seg) !== seg.shown;
+      const viewDue = this.viewOf(seg).key !== (seg.shownView ?? "");
+      // Text and view take turns, so a steady stream of text cannot hold a stale view.
+      if (viewDue && (!textDue || seg.viewNext)) return this.at(true, () => this.calls.progressStream(seg));
+      if (textDue) return this.at(true, () => this.calls.updateStream(seg));
       return { at: this.rotateAt(seg) };
     }
     if (!this.o.channel.capabilities.edits && this.calls.streamsOff) return { at: Number.POSITIVE_INFINITY };

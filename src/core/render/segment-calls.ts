@@ -33,6 +33,8 @@ export interface Segment {
   shownView?: string;
   /** Posted for the progress view alone, and the run wrote no text into it: not one of the reply's text messages. */
   viewOnly?: boolean;
+  /** A native stream's last call was a text update: a due view goes next. */
+  viewNext?: boolean;
   done?: boolean;
   /** Length of the live text when it was last measured against the limit. */
   checked?: number;
@@ -140,6 +142,7 @@ export class SegmentCalls {
     try {
       await this.o.out.call("stream", () => seg.stream!.update(text), paced);
       seg.shown = text;
+      seg.viewNext = true;
       if (text.trim()) this.visibleNow();
     } catch (err) {
       if (err instanceof NotModifiedError) seg.shown = text;
@@ -154,6 +157,7 @@ export class SegmentCalls {
   async progressStream(seg: Segment, paced = true): Promise<void> {
     const stream = seg.stream;
     const { view, key } = this.host.view(seg);
+    seg.viewNext = false;
     if (!stream?.progress || !view || key === (seg.shownView ?? "")) {
       seg.shownView = key;
       return;

@@ -90,6 +90,30 @@ describe("steer: the embedded agent's thread", () => {
     }
   });
 
+  it("with tool calls running side by side, the message goes in after the last one's result", async () => {
+    const s = await direct();
+    try {
+      s.mock.enqueue({
+        toolCalls: [
+          { name: "wait", args: { ms: 100 } },
+          { name: "wait", args: { ms: 700 } },
+        ],
+      });
+      let steered: Promise<string> | undefined;
+      const events: RunEvent[] = [];
+      for await (const e of s.harness.run("t3", "check both")) {
+        events.push(e);
+        if (e.type === "tool_start" && !steered) steered = s.harness.steer("t3", "and the logs");
+      }
+      expect(await steered).toBe("taken");
+      expect(last(events)).toMatchObject({ type: "done", text: "ok: and the logs" });
+      expect((await s.messages("t3")).map((m) => m.type)).toEqual(["human", "ai", "tool", "tool", "human", "ai"]);
+      expect(s.mock.requests).toHaveLength(2);
+    } finally {
+      await s.close();
+    }
+  });
+
   it("a cancel while a steered message waits ends the run cancelled, the message missed, and the thread works", async () => {
     const s = await direct();
     try {

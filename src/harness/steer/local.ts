@@ -8,8 +8,8 @@
  * `Command({ update: { messages } })`, which adds the waiting messages after the tool results and
  * lets the pending model call run. The caller sees one stream.
  *
- * A drain that lands anywhere else (it cannot, save for a graph whose steps race in odd ways)
- * goes on with `null`, the messages still waiting.
+ * A drain that lands anywhere else (a subgraph run inside a tool shares the control, say) goes
+ * on with `null`, the messages still waiting.
  */
 import { randomUUID } from "node:crypto";
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
@@ -53,7 +53,7 @@ class ToolsStepWatch extends BaseCallbackHandler {
     // Nodes of a subgraph have `parent|child` namespaces; only the top graph's steps count.
     if (String(metadata?.langgraph_checkpoint_ns ?? "").includes("|")) return;
     if (metadata?.langgraph_node === TOOLS_NODE) this.#tools.add(runId);
-    else this.afterTools = false;
+    this.afterTools = false;
   }
 
   override handleChainEnd(_outputs: unknown, runId: string): void {

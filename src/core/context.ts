@@ -35,6 +35,8 @@ export interface DispatcherOptions {
   replicas?: ReplicaCoordinator;
   /** The limits on schedules people and agents make (`schedules:`); defaults when absent. */
   scheduleLimits?: ScheduleLimits;
+  /** Hides configured secret values (the logs' scrubber) in what replies show of the agent's work. */
+  scrub?: (text: string) => string;
 }
 
 /** What the dispatcher needs from the replica coordination (src/replicas). */

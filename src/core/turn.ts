@@ -129,6 +129,7 @@ export class Turns {
         callTimeoutMs: core.settings.platform_call_timeout_ms,
         retryBudgetMs: core.settings.delivery_retry_ms,
         progress: progressFor(core, scope, source),
+        ...(core.options.scrub ? { scrub: core.options.scrub } : {}),
         typing,
       });
     } finally {

@@ -23,7 +23,7 @@ import { CONTRACT_MAX_FILE_MB, mediaContract } from "./media.js";
 import { routesContract } from "./routes.js";
 import { CONTRACT_PARTS, type ContractContext, type ContractPart } from "./shared.js";
 
-export { CONTRACT_PARTS, type ContractContext, type ContractPart } from "./shared.js";
+export { CONTRACT_PARTS, type ContractContext, type ContractPart, OPTIONAL_PARTS } from "./shared.js";
 
 /** A part left out, and why (the reason shows in the test report). */
 export interface ContractSkip {
@@ -34,8 +34,10 @@ export interface ContractSkip {
 export interface ChannelContractOptions {
   /** More gateway options per test, e.g. another agent backend (and the model behind it). */
   gateway?: () => Promise<Partial<TestGatewayOptions>>;
-  /** Run only these parts (default: all). */
+  /** Run only these parts (default: every part of `CONTRACT_PARTS`). */
   parts?: ContractPart[];
+  /** Optional parts to run as well (`OPTIONAL_PARTS`, e.g. `followups`). */
+  also?: ContractPart[];
   /** Parts to leave out; each needs a reason. */
   skip?: ContractSkip[];
 }
@@ -102,7 +104,7 @@ export function channelContract(
       if (!ctx) throw new Error("the contract's gateway is not running");
       return ctx;
     };
-    for (const part of options.parts ?? CONTRACT_PARTS) {
+    for (const part of [...(options.parts ?? CONTRACT_PARTS), ...(options.also ?? [])]) {
       const skipped = options.skip?.find((s) => s.part === part);
       if (skipped) describe.skip(`${part} (skipped: ${skipped.reason})`, () => PARTS[part](current));
       else PARTS[part](current);

@@ -15,6 +15,9 @@ import { finishFollower, joinedNote } from "./group.js";
 export type MessageHandler = (scope: ChannelScope, msg: InboundMessage) => Promise<void>;
 
 export class Steering {
+  /** Per conversation: missed messages that still wait to run after the one running now. */
+  private readonly missedAhead = new Map<string, number>();
+
   constructor(
     private readonly core: CoreContext,
     private readonly inbox: Inbox,
@@ -25,7 +28,10 @@ export class Steering {
     const { core } = this;
     const turn = core.board.of(msg.ref.key);
     const steer = turn?.harness.steer?.bind(turn.harness);
-    if (!turn || !steer || turn.closed || core.queue.waiting(msg.ref.key) > 0) return false;
+    // Missed messages run inside the turn's queue job, not in the queue: one still waiting to run
+    // counts as waiting too, or a new message would steer into an earlier missed one's turn and overtake the rest.
+    const ahead = core.queue.waiting(msg.ref.key) + (this.missedAhead.get(msg.ref.key) ?? 0);
+    if (!turn || !steer || turn.closed || ahead > 0) return false;
     // Decided and joined before anything is awaited: two messages at once cannot both pass the
     // cap, and the turn's end sees every message that joined it.
     if (turn.steered.length >= max) return refuse().then(() => true);
@@ -56,10 +62,15 @@ export class Steering {
       if (result === "taken") await finishFollower(scope, msg, turn.leader, ok);
       else missed.push(msg);
     }
-    for (const msg of missed) {
-      // Stopping: the message waits for the next process.
-      if (!this.core.accepting) await scope.store.setInboxState(scope.name, msg.eventId, "received");
-      else await this.inbox.track(scope, msg, () => handle(scope, msg), true);
+    try {
+      for (const [i, msg] of missed.entries()) {
+        this.missedAhead.set(turn.key, missed.length - 1 - i);
+        // Stopping: the message waits for the next process.
+        if (!this.core.accepting) await scope.store.setInboxState(scope.name, msg.eventId, "received");
+        else await this.inbox.track(scope, msg, () => handle(scope, msg), true);
+      }
+    } finally {
+      if (missed.length > 0) this.missedAhead.delete(turn.key);
     }
   }
 }

@@ -4,12 +4,15 @@
  * a crashed turn's leader and the followers recorded with it).
  *
  * - A bot message is a complete answer (it names the tokens it answers, followups-script.ts), a
- *   partial (the start of one, cut off), a pointer, or a notice (anything else: restart,
- *   interrupted, too many follow-ups, busy, …).
+ *   partial (the start of one, cut off, or a reply that only showed its `⏳` progress line), a
+ *   pointer, or a notice (anything else: restart, interrupted, too many follow-ups, busy, …).
  * - A message named by one complete answer is answered; by two or more, a duplicate.
  * - The messages no answer names are put into groups: a follower the gateway recorded with a
  *   leader (the inbox note, group.ts) is in its leader's group, any other message is a group of
- *   its own. Each notice in the chat ends one group; groups left over are lost.
+ *   its own. Each notice in the chat ends one group of its kind, taken from the leader's inbox
+ *   note: a restart notice one the restart cut, a "too many follow-ups" notice a refused
+ *   message, a busy notice one the full queue refused, any other notice (interrupted, failed)
+ *   any other group. Groups left over are lost; notices left over are extra (noted).
  * - The inbox is read too (the gateway's own record, `antler_inbox` in its SQLite file): every
  *   message must have one entry, finished (done or failed), and a follower recorded as answered
  *   with its leader must be named by a complete answer.
@@ -20,6 +23,8 @@ import type { Outcome } from "./ledger.js";
 import { tally } from "./util.js";
 
 const POINTER = /continues in full in the next message/i;
+/** A reply that showed only its progress line (`⏳ Thinking…`) when its run was cut off: no notice. */
+const STATUS = /^⏳/;
 /** The inbox notes that name a leader (src/core/followups/group.ts, src/core/recovery.ts). */
 const LEADER_NOTE = /^(?:answered with|interrupted by a restart with|in the turn of|steered to) (.+?)(?:, which failed)?$/;
 
@@ -175,7 +180,7 @@ function evaluateChat(
     const tokens = answeredTokens(text);
     if (tokens) answers.push({ tokens, text, at: b.firstAt });
     else if (POINTER.test(text)) o.pointers++;
-    else if (isPartialAnswer(text)) partials.push(text);
+    else if (isPartialAnswer(text) || STATUS.test(text)) partials.push(text);
     else if (text) notices.push(shorten(text));
   }
   // A partial is the same reply as a complete answer only when it shows the whole list of tokens
@@ -215,18 +220,57 @@ function evaluateChat(
     const key = leader && index.has(leader) ? leader : m.token;
     groups.set(key, [...(groups.get(key) ?? []), m]);
   }
-  const ordered = [...groups.values()].sort((x, y) => (x[0]?.index ?? 0) - (y[0]?.index ?? 0));
-  const covered = ordered.slice(0, notices.length).flat();
-  out.noticedWithLeader += ordered.slice(0, notices.length).reduce((k, g) => k + g.length - 1, 0);
-  const lost = ordered.slice(notices.length).flat();
+  const kindOf = (token: string) => groupKind(inbox.get(token)?.[0]?.note);
+  const matched = matchNotices(
+    [...groups.entries()].map(([key, msgs]) => ({ kind: kindOf(key), msgs })),
+    notices.map(noticeKind),
+  );
+  out.noticedWithLeader += matched.covered.reduce((k, g) => k + g.length - 1, 0);
+  const covered = matched.covered.flat();
   o.byNotice += covered.length;
   o.answeredOnce += covered.length;
-  o.lost += lost.length;
-  o.lostIds.push(...lost.map((m) => m.token));
-  o.extraNotices += Math.max(0, notices.length - ordered.length);
+  o.lost += matched.lost.length;
+  o.lostIds.push(...matched.lost.map((m) => m.token));
+  o.extraNotices += matched.extra;
   if (o.lost + o.duplicates + out.outOfOrder > problemsBefore && out.stories.length < 4)
     out.stories.push(story(sent, bot, inbox));
   return { notices, strangers, uncovered };
+}
+
+type Kind = "restart" | "refused" | "busy" | "other";
+
+/** The notice a group without an answer must get, from its leader's inbox note. */
+function groupKind(note: string | undefined): Kind {
+  if (note?.startsWith("interrupted by a restart")) return "restart";
+  if (note === "too many follow-ups") return "refused";
+  if (note === "conversation queue full") return "busy";
+  return "other";
+}
+
+function noticeKind(text: string): Kind {
+  if (/I was restarted/.test(text)) return "restart";
+  if (/messages waiting for this reply/.test(text)) return "refused";
+  if (/still working through your earlier messages/.test(text)) return "busy";
+  return "other";
+}
+
+/** Each notice ends one group of its kind (the earliest first); groups left over are lost, notices left over extra. */
+function matchNotices(
+  groups: Array<{ kind: Kind; msgs: SentFollowup[] }>,
+  notices: Kind[],
+): { covered: SentFollowup[][]; lost: SentFollowup[]; extra: number } {
+  const left = new Map<Kind, number>();
+  for (const k of notices) left.set(k, (left.get(k) ?? 0) + 1);
+  const out = { covered: [] as SentFollowup[][], lost: [] as SentFollowup[], extra: 0 };
+  for (const g of [...groups].sort((x, y) => (x.msgs[0]?.index ?? 0) - (y.msgs[0]?.index ?? 0))) {
+    const n = left.get(g.kind) ?? 0;
+    if (n > 0) {
+      left.set(g.kind, n - 1);
+      out.covered.push(g.msgs);
+    } else out.lost.push(...g.msgs);
+  }
+  out.extra = [...left.values()].reduce((a, b) => a + b, 0);
+  return out;
 }
 
 /** Answers (in the order they appeared) that name a message sent before one an earlier answer named. */

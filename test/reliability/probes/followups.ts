@@ -38,6 +38,8 @@ interface Chat {
   /** When the model last read a collected or steered message of this chat, and last answered it. */
   groupAt: number;
   answeredAt: number;
+  /** The user's own random numbers (seeded), so a run can be replayed. */
+  rng: () => number;
 }
 
 interface Run {
@@ -69,6 +71,7 @@ async function start(ctx: ProbeContext): Promise<Run> {
         collected: 0,
         groupAt: 0,
         answeredAt: 0,
+        rng: seeded(3_200 + p * 100 + m * 10 + i),
       })),
     ),
   );
@@ -96,36 +99,45 @@ async function start(ctx: ProbeContext): Promise<Run> {
 /** Phase 1: every chat writes `count` messages at random times while its runs are going. */
 async function phaseRunning(run: Run, count: number): Promise<void> {
   const started = Date.now();
-  await Promise.all(of(run, "running").map((c) => talk(run.world, c, count)));
+  await Promise.all(of(run, "running").map((c) => talk(run.world, c, 0, count)));
   const sentIn = Date.now() - started;
-  await settle(run, "running", run.ctx.size(60_000, 240_000));
+  await settle(run, "running", run.ctx.size(90_000, 240_000));
   run.notes.running.push(`sent in ${seconds(sentIn)}, all ended ${seconds(Date.now() - started)} after the first`);
 }
 
 /**
- * Phase 2: the other chats write `count` messages each; once 40% are sent and collected (and,
- * where the backend steers, steered) turns are running, SIGKILL, and start again at once.
+ * Phase 2: the other chats write `count` messages each. Once 40% are sent and a collected turn
+ * (and, where the backend steers, a steered one) runs, SIGKILL; failing that, the users pause at
+ * 70% until one runs (5 s at most). The gateway starts again at once, and the users send the rest
+ * through the restart.
  */
 async function phaseKill(run: Run, count: number): Promise<void> {
   const { gw } = run;
   const chats = of(run, "SIGKILL");
   const started = Date.now();
-  const talking = Promise.all(chats.map((c) => talk(run.world, c, count)));
+  const first = Math.ceil(count * 0.7);
+  const talking = Promise.all(chats.map((c) => talk(run.world, c, 0, first)));
   const total = chats.length * count;
   const sent = () => chats.reduce((k, c) => k + c.sent.length, 0);
   const steers = of(run, "running").some((c) => c.mode === "steer" && c.steered > 0);
   const grouped = (mode: Mode) => chats.filter((c) => c.mode === mode && inGroupTurn(c)).length;
-  const ready = () => sent() >= total * 0.4 && grouped("collect") >= 2 && (!steers || grouped("steer") >= 2);
-  const aimed = await until(ready, 20_000, 20);
-  const at = { sent: sent(), collect: grouped("collect"), steer: grouped("steer") };
+  const aim = () => grouped("collect") >= 1 && (!steers || grouped("steer") >= 1);
+  let done = false;
+  void talking.then(() => {
+    done = true;
+  });
+  await until(() => (sent() >= total * 0.4 && aim()) || done, 60_000, 20);
+  if (!aim()) await until(aim, 5_000, 20);
+  const at = { sent: sent(), collect: grouped("collect"), steer: grouped("steer"), aimed: aim() };
   await gw.kill("SIGKILL");
   gw.start();
   await talking;
+  await Promise.all(chats.map((c) => talk(run.world, c, c.sent.length, count)));
   if (!(await gw.waitReady(["telegram"]))) run.failures.SIGKILL.push("the gateway did not come back after the restart");
   await settle(run, "SIGKILL", run.ctx.size(60_000, 180_000));
   run.notes.SIGKILL.push(
     `SIGKILL after ${at.sent} of ${total} messages were sent, with collected turns running in ${at.collect} chats, ` +
-      `steered ones in ${at.steer}${aimed ? "" : " (the moment aimed for did not come in 20 s)"}; ` +
+      `steered ones in ${at.steer}${at.aimed ? "" : " (not the moment aimed for: it did not come)"}; ` +
       `all ended ${seconds(Date.now() - started)} after the first`,
   );
 }
@@ -141,15 +153,14 @@ function evaluate(run: Run, phase: Phase, mode?: Mode): FollowupOutcome {
   return evaluateFollowups(sent, view, readInbox(path.join(run.ctx.dir, "antler.db")));
 }
 
-/** One user writes `count` messages at random times: a third in bursts, the rest 0.1–0.6 s apart. */
-async function talk(world: TelegramWorld, chat: Chat, count: number): Promise<void> {
-  const rng = seeded(3_200 + chat.n);
+/** One user writes messages `from` to `to` (exclusive) at random times: a third in bursts, the rest 0.1–0.6 s apart. */
+async function talk(world: TelegramWorld, chat: Chat, from: number, to: number): Promise<void> {
   const userId = world.user(chat.n).id;
-  for (let index = 0; index < count; index++) {
-    await sleep(rng() < 0.3 ? rng() * 40 : 100 + rng() * 500);
+  for (let index = from; index < to; index++) {
+    await sleep(chat.rng() < 0.3 ? chat.rng() * 40 : 100 + chat.rng() * 500);
     const token = tokenOf(chat.n, index);
     chat.sent.push({ token, chat: userId, index, sentAt: Date.now() });
-    world.say(chat.n, `${token} ${PHRASES[Math.floor(rng() * PHRASES.length)]}`);
+    world.say(chat.n, `${token} ${PHRASES[Math.floor(chat.rng() * PHRASES.length)]}`);
   }
 }
 
@@ -167,19 +178,21 @@ async function settle(run: Run, phase: Phase, deadlineMs: number): Promise<void>
 
 /** What the model read, per chat: steered messages, collected turns, and when a group turn ran. */
 function observe(req: ChatCompletionRequest, reply: MockReply, chats: Chat[]): void {
-  const last = req.messages.at(-1);
-  const token = last?.role === "user" ? contentText(last.content).match(TOKEN) : null;
-  const chat = chats.find((c) => c.n === Number(/^c(\d+)m/.exec(token?.[0] ?? "")?.[1]));
+  const users = req.messages.filter((m) => m.role === "user").map((m) => contentText(m.content));
+  const n = Number(/^c(\d+)m/.exec(users.map((t) => t.match(TOKEN)?.[0]).find(Boolean) ?? "")?.[1]);
+  const chat = chats.find((c) => c.n === n);
   if (!chat) return;
   // Steered: user messages right after the result of a `wait` call made in this run, i.e. a moment ago
   // (a run cut by the SIGKILL leaves a repaired result, and the next run's message follows it).
   const lastTool = req.messages.findLastIndex((m) => m.role === "tool");
   const after = req.messages.slice(lastTool + 1);
   const recent = Date.now() - (callMadeAt(req.messages[lastTool]?.tool_call_id) ?? 0) < 2_500;
-  const steered = recent && after.every((m) => m.role === "user") ? after.length : 0;
+  const steered = recent && after.length > 0 && after.every((m) => m.role === "user") ? after.length : 0;
   chat.steered += steered;
-  if ((token?.length ?? 0) > 1) chat.collected++;
-  if (steered || (token?.length ?? 0) > 1) chat.groupAt = Date.now();
+  const last = req.messages.at(-1);
+  const listed = last?.role === "user" && (contentText(last.content).match(TOKEN)?.length ?? 0) > 1;
+  if (listed) chat.collected++;
+  if (steered || listed) chat.groupAt = Date.now();
   if ("text" in reply && !("toolCalls" in reply)) chat.answeredAt = Date.now();
 }
 

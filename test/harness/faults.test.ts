@@ -330,6 +330,20 @@ describe("a run stopped by a timeout", () => {
   });
 });
 
+describe("a run a new message interrupted", () => {
+  it("ends with an interrupted error that leaves the agent's health as it was", async () => {
+    mock.enqueue({ toolCalls: [{ name: "slow_tool", args: {}, id: "call_i" }] });
+    const controller = new AbortController();
+    const events = await runUntil(
+      t.harness.run("t1", "work", { signal: controller.signal }),
+      (e) => e.type === "tool_start",
+      () => controller.abort(new DOMException("a new message interrupted the reply", "InterruptError")),
+    );
+    expect(last(events)).toMatchObject({ type: "error", code: "interrupted" });
+    expect(await t.harness.status()).toMatchObject({ reachable: true, last_error: null });
+  });
+});
+
 describe("a storage failure", () => {
   it("ends the run with one error event instead of a throwing iterable; the next run works", async () => {
     let broken = true;

@@ -55,7 +55,15 @@ interface StreamState {
 const SETTLED_MAX = 10_000;
 
 /** Run errors that say nothing about the agent's health. */
-const ROUTINE: ReadonlySet<string> = new Set(["cancelled", "timeout", "busy", "no_pending", "detached", "shutdown"]);
+const ROUTINE: ReadonlySet<string> = new Set([
+  "cancelled",
+  "interrupted",
+  "timeout",
+  "busy",
+  "no_pending",
+  "detached",
+  "shutdown",
+]);
 
 function errorEvent(code: RunErrorCode, message: string): RunEvent {
   return { type: "error", code, message };
@@ -198,7 +206,8 @@ export class LocalRunner {
       }
     } catch (err) {
       const failure = toRunError(err, signal.aborted, signal.reason);
-      if (failure.code === "cancelled" || failure.code === "timeout") log.info({ code: failure.code }, "run stopped");
+      const stopped = failure.code === "cancelled" || failure.code === "interrupted" || failure.code === "timeout";
+      if (stopped) log.info({ code: failure.code }, "run stopped");
       else this.#logFailure(log, err, failure.code);
       const unreachable = failure.message === MESSAGES.unreachable || failure.message === MESSAGES.auth;
       if (!ROUTINE.has(failure.code)) health.fail(failure.message, unreachable);

@@ -40,9 +40,11 @@ export class LongPolls {
     const deadline = Date.now() + Number(params.timeout ?? 0) * 1000;
     let gone = false;
     let terminatedBy: string | undefined;
-    req.socket.once("close", () => {
+    const onClose = () => {
       gone = true;
-    });
+    };
+    // A keep-alive socket carries many polls: each takes its listener off again.
+    req.socket.once("close", onClose);
     const self: OpenPoll = {
       client,
       req,
@@ -61,6 +63,7 @@ export class LongPolls {
         await this.updates.wait(Math.min(250, deadline - Date.now()));
       }
     } finally {
+      req.socket.off("close", onClose);
       if (this.open === self) this.open = undefined;
     }
   }

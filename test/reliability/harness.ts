@@ -50,6 +50,8 @@ export class ProbeContext {
   readonly dir: string;
   readonly gateways: GatewayProcess[] = [];
   world: TelegramWorld | undefined;
+  /** The rows as they stand, for a probe that counts on its own; the runner shows them if the probe times out. */
+  snapshot: (() => ProbeResult[]) | undefined;
   private readonly cleanups: Array<() => unknown> = [];
   private closed = false;
 

@@ -5,7 +5,7 @@
  * the fake platforms and the mock model in this process, runs each probe with its own time
  * limit, and prints one summary table, then notes and evidence. Exits 1 when any probe lost or
  * duplicated a message, the gateway crashed, or a probe's own check failed (see each probe).
- * `--short` is the CI size (well under 2 minutes); the default is the full suite.
+ * `--short` is the CI size (about three minutes); the default is the full suite.
  */
 import { ProbeContext, type ProbeResult, type Settings } from "./harness.js";
 import { Ledger } from "./ledger.js";
@@ -40,7 +40,7 @@ const PROBES: Probe[] = [
   { name: "http-abuse", run: httpAbuseProbe, limitMs: [90_000, 420_000] },
   { name: "load", run: loadProbe, limitMs: [90_000, 600_000] },
   { name: "failover-order", run: failoverOrderProbe, limitMs: [120_000, 240_000] },
-  { name: "followups", run: followupsProbe, limitMs: [150_000, 480_000] },
+  { name: "followups", run: followupsProbe, limitMs: [150_000, 900_000] },
 ];
 
 const args = process.argv.slice(2);
@@ -76,10 +76,11 @@ async function runProbe(probe: Probe): Promise<ProbeResult[]> {
     });
     results = [await Promise.race([probe.run(ctx), timeout])].flat();
   } catch (err) {
-    const result = ctx.world ? ctx.result(ctx.world.evaluate()) : blank(ctx);
-    result.failures.push(`probe did not finish: ${(err as Error).message}`);
-    result.evidence = ctx.logEvidence();
-    results = [result];
+    results = ctx.snapshot?.() ?? [ctx.world ? ctx.result(ctx.world.evaluate()) : blank(ctx)];
+    for (const result of results) {
+      result.failures.push(`probe did not finish: ${(err as Error).message}`);
+      result.evidence = ctx.logEvidence();
+    }
   } finally {
     clearTimeout(timer);
   }

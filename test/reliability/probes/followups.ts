@@ -53,9 +53,10 @@ interface Run {
 
 export async function followupsProbe(ctx: ProbeContext): Promise<ProbeResult[]> {
   const run = await start(ctx);
+  ctx.snapshot = () => PHASES.flatMap((phase) => MODES.map((mode) => row(run, phase, mode)));
   await phaseRunning(run, ctx.size(15, 50));
   await phaseKill(run, ctx.size(10, 25));
-  return PHASES.flatMap((phase) => MODES.map((mode) => row(run, phase, mode)));
+  return ctx.snapshot();
 }
 
 /** The chats, the model, Telegram, and the gateway with one route per mode. */
@@ -101,7 +102,7 @@ async function phaseRunning(run: Run, count: number): Promise<void> {
   const started = Date.now();
   await Promise.all(of(run, "running").map((c) => talk(run.world, c, 0, count)));
   const sentIn = Date.now() - started;
-  await settle(run, "running", run.ctx.size(90_000, 240_000));
+  await settle(run, "running", run.ctx.size(90_000, 420_000));
   run.notes.running.push(`sent in ${seconds(sentIn)}, all ended ${seconds(Date.now() - started)} after the first`);
 }
 
@@ -134,7 +135,7 @@ async function phaseKill(run: Run, count: number): Promise<void> {
   await talking;
   await Promise.all(chats.map((c) => talk(run.world, c, c.sent.length, count)));
   if (!(await gw.waitReady(["telegram"]))) run.failures.SIGKILL.push("the gateway did not come back after the restart");
-  await settle(run, "SIGKILL", run.ctx.size(60_000, 180_000));
+  await settle(run, "SIGKILL", run.ctx.size(60_000, 240_000));
   run.notes.SIGKILL.push(
     `SIGKILL after ${at.sent} of ${total} messages were sent, with collected turns running in ${at.collect} chats, ` +
       `steered ones in ${at.steer}${at.aimed ? "" : " (not the moment aimed for: it did not come)"}; ` +

@@ -1,8 +1,9 @@
 /**
  * A run as the core's progress view describes it, step by step, for the channel tests that show
  * the view themselves: three tool calls that each run and end, the reply's text growing beside
- * them, and the final view with its summary (or, with `summary: false`, none). What a channel
- * gets is the same `ProgressContent` the core builds (src/channels/types.ts).
+ * them (each text begins with the one before, as a stream's does), and the final view with its
+ * summary (or, with `summary: false`, none). What a channel gets is the same `ProgressContent`
+ * the core builds (src/channels/types.ts).
  */
 import type { ProgressContent, ProgressRow } from "../../src/channels/types.js";
 
@@ -19,6 +20,9 @@ export const TOOLS = [
 ] as const;
 
 const HEADLINES = ["Searching the web…", "Reading README.md…", "Running tests…"];
+/** The reply's final text; the views before it show it growing a word at a time. */
+export const FINAL_TEXT = "All three steps are done.";
+const WORDS = FINAL_TEXT.split(" ");
 
 export interface RunOptions {
   mode?: ProgressContent["mode"];
@@ -40,16 +44,16 @@ export function threeToolRun(options: RunOptions = {}): RunStep[] {
     if (options.reasoning) progress.reasoning = options.reasoning;
     steps.push({ text, progress });
   };
+  const grown = (n: number) => WORDS.slice(0, n).join(" ");
   TOOLS.forEach((tool, i) => {
-    const text = i === 0 ? "" : `Step ${i} done.`;
     rows.push({ id: tool.id, kind: "tool", title: tool.title, detail: tool.detail, state: "running" });
-    view(HEADLINES[i] as string, text);
+    view(HEADLINES[i] as string, grown(2 * i));
     const row = rows[i] as ProgressRow;
     row.state = options.fail && i === 2 ? "failed" : "done";
     row.durationMs = tool.ms;
-    view(HEADLINES[i] as string, `Step ${i + 1} done.`);
+    view(HEADLINES[i] as string, grown(2 * i + 1));
   });
   const failed = options.fail ? ", 1 failed" : "";
-  view("", "All three steps are done.", options.summary === false ? {} : { summary: `3 tools${failed}, 43 s` });
+  view("", FINAL_TEXT, options.summary === false ? {} : { summary: `3 tools${failed}, 43 s` });
   return steps;
 }

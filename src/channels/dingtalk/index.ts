@@ -11,6 +11,7 @@ import { HttpError, readBody, sendJson } from "../../server/http.js";
 import { accessRulesFrom } from "../kit/access.js";
 import { LifecycleChannel } from "../kit/lifecycle.js";
 import { PlatformCalls } from "../kit/platform-call.js";
+import { progressLines } from "../kit/progress.js";
 import { RecentMap } from "../kit/recent.js";
 import { mountWebhook } from "../kit/webhook-route.js";
 import type {
@@ -39,7 +40,6 @@ import { dingtalkEmitter } from "./format.js";
 import { type CardCallback, cardClickToInbound, type RobotMessage, robotMessageToInbound } from "./inbound.js";
 import { mapDingTalkError } from "./map-error.js";
 import { sendMarkdown } from "./markdown-send.js";
-import { progressLines } from "./progress.js";
 import { CardStream } from "./stream.js";
 import { resolveDingTalkTarget } from "./targets.js";
 import { AntlerStreamClient } from "./transport.js";

@@ -6,18 +6,11 @@
  * cannot fold the rows away), or nothing. Reasoning is left out: it goes only where it can be
  * collapsed.
  */
-import { progressEnded, progressMarkdown, progressShows, titleMarkdown } from "../kit/progress.js";
+import { progressLines } from "../kit/progress.js";
 import type { ProgressContent } from "../types.js";
 import { toDingTalkMarkdown } from "./format.js";
 
 /** The variable's value for `view`: DingTalk markdown, or "" to clear it. */
 export function progressValue(view: ProgressContent | undefined): string {
-  if (!progressShows(view)) return "";
-  return toDingTalkMarkdown(progressEnded(view) ? titleMarkdown(view) : progressMarkdown(view));
-}
-
-/** The view as Markdown lines under a plain markdown reply (no card to hold it). */
-export function progressLines(view: ProgressContent | undefined): string {
-  if (!progressShows(view)) return "";
-  return progressEnded(view) ? titleMarkdown(view) : progressMarkdown(view);
+  return toDingTalkMarkdown(progressLines(view));
 }

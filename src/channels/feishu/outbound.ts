@@ -5,7 +5,7 @@
  */
 import { PlatformAuthError, PlatformNotFoundError, PlatformRateLimitError, TargetUnreachableError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
-import { progressMarkdown, progressShows } from "../kit/progress.js";
+import { progressLines } from "../kit/progress.js";
 import type { ConversationRef, MessageHandle, OutboundContent } from "../types.js";
 import type { FeishuApi } from "./api.js";
 import { type CardButtons, messageCard, restoreButtons, storedButtons } from "./cards.js";
@@ -102,7 +102,7 @@ function canFallBack(err: unknown): boolean {
  * options are listed (a reply in the conversation answers too).
  */
 function plainText(content: OutboundContent, buttons: CardButtons | undefined): string {
-  const view = progressShows(content.progress) ? toPlainText(progressMarkdown(content.progress)) : "";
+  const view = toPlainText(progressLines(content.progress));
   const text = [toPlainText(content.text), view].filter(Boolean).join("\n\n");
   if (!buttons?.buttons.length) return text;
   const options = buttons.buttons.map((b, i) => `${i + 1}. ${b.label}`).join("\n");

@@ -87,6 +87,16 @@ export function progressMarkdown(view: ProgressContent): string {
   return [titleMarkdown(view), rowsMarkdown(view)].filter(Boolean).join("\n\n");
 }
 
+/**
+ * The view as lines of text beside a reply that cannot fold (a card variable, a plain message):
+ * the whole view while the run goes, the summary line alone once it ended, "" when nothing is
+ * left to show.
+ */
+export function progressLines(view: ProgressContent | undefined): string {
+  if (!progressShows(view)) return "";
+  return progressEnded(view) ? titleMarkdown(view) : progressMarkdown(view);
+}
+
 /** The end of a long reasoning text, at most `max` characters, marked as cut when it was. */
 export function reasoningTail(text: string, max: number): string {
   const trimmed = text.trim();

@@ -23,10 +23,11 @@ export function rowEnded(row: ProgressRow): boolean {
 
 /** A duration as people read it: `0.4 s`, `12 s`, `2 min 5 s`, `1 h 3 min`. */
 export function formatDuration(ms: number): string {
-  const s = Math.max(0, ms) / 1000;
-  if (s < 10) return `${s.toFixed(1)} s`;
-  if (s < 60) return `${Math.round(s)} s`;
-  const whole = Math.round(s);
+  // Each unit is rounded before it is chosen, so 59.6 s reads "1 min", not "60 s".
+  const tenths = Math.round(Math.max(0, ms) / 100);
+  if (tenths < 100) return `${(tenths / 10).toFixed(1)} s`;
+  const whole = Math.round(tenths / 10);
+  if (whole < 60) return `${whole} s`;
   if (whole < 3600) {
     const rest = whole % 60;
     return `${Math.floor(whole / 60)} min${rest ? ` ${rest} s` : ""}`;

@@ -17,17 +17,16 @@ import {
   stopChannels,
   stopIntakes,
 } from "./channels/registry.js";
-import { DEFAULT_TENANT, Tenancy } from "./config/agents.js";
+import { Tenancy } from "./config/agents.js";
 import { collectSecrets, type LoadedConfig } from "./config/loader.js";
 import type { ChannelSection } from "./config/schema.js";
-import { Dispatcher, type DispatcherObserver } from "./core/dispatcher.js";
+import type { Dispatcher, DispatcherObserver } from "./core/dispatcher.js";
 import type { Speaker } from "./core/outbox/index.js";
-import { openSpeaker } from "./core/outbox/open.js";
 import { ReplicaLink, withLeader } from "./core/replica-link.js";
-import { AgentDirectory, type TenantMcpReport } from "./harness/directory.js";
+import { openCore } from "./gateway-core.js";
+import type { AgentDirectory, TenantMcpReport } from "./harness/directory.js";
 import type { AgentStatus, Harness } from "./harness/types.js";
 import { type Logger, secretScrubber } from "./log/logger.js";
-import { openMedia } from "./media/setup.js";
 import { mountAdmin } from "./ops/admin.js";
 import { adminTokens } from "./ops/admin-caller.js";
 import type { TenantAgentStatus } from "./ops/admin-source.js";
@@ -35,10 +34,7 @@ import { GatewayMetrics } from "./ops/metrics.js";
 import { redactReport, redactStatus, type Scrub } from "./ops/redact.js";
 import type { ReplicaInfo } from "./replicas/coordinator.js";
 import { soleReplica } from "./replicas/membership.js";
-import { Router, routeWarnings } from "./routing/index.js";
-import { booksOf } from "./schedules/book.js";
-import { scheduleLimits } from "./schedules/from-config.js";
-import { scheduleTools } from "./schedules/tools.js";
+import { routeWarnings } from "./routing/index.js";
 import { HttpServer, httpLimits, sendJson } from "./server/http.js";
 import { openStorage } from "./storage/index.js";
 import { Supervisor, type SupervisorOptions } from "./supervisor.js";
@@ -303,55 +299,24 @@ export class Gateway {
    * start), the dispatcher that drives them, and each tenant's view of the store.
    */
   private async openAgents(store: BindingStore, channels: Record<string, ChannelSection>): Promise<void> {
-    const { config, baseDir } = this.options.loaded;
-    const logger = this.options.logger;
-    const tenancy = this.tenancy;
-    const tenants = new Set([DEFAULT_TENANT]);
-    for (const [name, section] of Object.entries(channels)) if (section.enabled) tenants.add(tenancy.tenantOfChannel(name));
-    const media = openMedia(this.options.loaded, tenancy, logger);
-    const limits = scheduleLimits(config.schedules);
-    const agents = await AgentDirectory.open(
-      {
-        config,
-        baseDir,
-        logger,
-        harness: this.options.harness,
-        tools: [
-          ...media.tools,
-          ...scheduleTools(
-            booksOf(() => this.views, limits, this.options.clock),
-            this.options.clock,
-          ),
-          ...(this.options.tools ?? []),
-        ],
-        onUsage: (who, usage) => this.metrics.usage(who, usage),
-      },
-      [...tenants],
-    );
-    this.agents = agents;
-    this.dispatcher = new Dispatcher({
+    const { options } = this;
+    const core = await openCore({
+      loaded: options.loaded,
+      tenancy: this.tenancy,
+      channels,
       store,
-      agents,
-      router: new Router(config),
-      logger,
-      settings: config.gateway,
-      observer: this.options.observer ?? this.metrics,
-      media: media.desk,
-      scheduleLimits: limits,
+      logger: options.logger,
+      metrics: this.metrics,
+      ...(options.observer ? { observer: options.observer } : {}),
+      ...(options.harness ? { harness: options.harness } : {}),
+      ...(options.tools ? { tools: options.tools } : {}),
+      ...(options.clock ? { clock: options.clock } : {}),
+      scrub: this.scrub,
       ...(this.replicaLink ? { replicas: this.replicaLink.forDispatcher() } : {}),
-    });
-    this.views = tenancy.tenants().map((t) => (t === store.tenant ? store : store.forTenant(t)));
-    this.speaker = openSpeaker({
-      config,
       owner: this.replicaId,
-      dispatcher: this.dispatcher,
       slots: () => this.slots,
-      views: () => this.views,
-      hasAgent: (tenant, agent) => agents.serves(tenant, agent),
-      logger,
-      observer: this.metrics,
-      ...(this.options.clock ? { now: this.options.clock } : {}),
     });
+    ({ agents: this.agents, dispatcher: this.dispatcher, views: this.views, speaker: this.speaker } = core);
   }
 
   /**

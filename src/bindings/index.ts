@@ -25,6 +25,7 @@ export type {
 export type {
   BindingStore,
   Bindings,
+  ConversationSettings,
   Inbox,
   InboxEntry,
   InboxState,

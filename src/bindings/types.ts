@@ -2,7 +2,8 @@
  * The binding store: Antler's durable memory of chats. It maps conversation keys to agent
  * threads, remembers each thread's unanswered question, and keeps an inbox of received events
  * for dedupe and crash recovery: three concerns (`Bindings`, `PendingQuestions`, `Inbox`), and
- * `BindingStore` is all three for one tenant. Each storage kind (src/storage/<kind>/) implements
+ * `BindingStore` is all three for one tenant, with each conversation's own settings
+ * (`ConversationSettings`). Each storage kind (src/storage/<kind>/) implements
  * it; `bindingStoreContract` (antler/testing) is the behaviour every implementation must have.
  *
  * Values the caller stores as JSON (refs, handles, payloads) are opaque here: this layer sits
@@ -98,6 +99,18 @@ export interface Bindings {
   setChosenAgent(key: string, agent: string | undefined): Promise<void>;
 }
 
+/**
+ * A conversation's own settings, by name: what a user picked in the chat (`/queue steer`) that
+ * outlives the run and the process. Values are plain strings, whose meaning is the caller's; an
+ * empty string is a value, and only undefined clears one.
+ */
+export interface ConversationSettings {
+  /** A conversation's own settings, picked in the chat (e.g. `/queue steer`), kept across restarts. */
+  conversationSetting(key: string, name: string): Promise<string | undefined>;
+  /** Sets (or, with undefined, clears) one of the conversation's settings. */
+  setConversationSetting(key: string, name: string, value: string | undefined): Promise<void>;
+}
+
 /** Pending questions: at most one unanswered question (or tool approval) per thread. */
 export interface PendingQuestions {
   /** Stores (or replaces) the pending question of its thread. */
@@ -160,10 +173,10 @@ export interface Inbox {
 }
 
 /**
- * One tenant's bindings, pending questions and inbox, with its outbox and schedules (outbox.ts,
- * schedules.ts), over storage its views share.
+ * One tenant's bindings, pending questions, inbox and conversation settings, with its outbox and
+ * schedules (outbox.ts, schedules.ts), over storage its views share.
  */
-export interface BindingStore extends Bindings, PendingQuestions, Inbox, Outbox, Schedules {
+export interface BindingStore extends Bindings, ConversationSettings, PendingQuestions, Inbox, Outbox, Schedules {
   /** The tenant whose rows this store reads and writes. The store a caller opens is the default tenant's. */
   readonly tenant: string;
   /** A view of the same storage limited to `tenant`'s rows; closing a view closes nothing. */

@@ -12,6 +12,7 @@ import { DEFAULT_SCHEDULE_LIMITS } from "../schedules/from-config.js";
 import type { ApprovalDesk } from "./approval-desk.js";
 import { type CommandName, commandArgument, helpText } from "./commands.js";
 import type { CoreContext } from "./context.js";
+import { queueCommand } from "./followups/command.js";
 import { NOTICES } from "./notices.js";
 import type { ChannelScope } from "./scope.js";
 
@@ -27,6 +28,7 @@ export class ChatCommands {
     if (command === "help") return void (await scope.notify(msg.ref, helpText(scope.channel.capabilities)));
     if (command === "stop") return this.stop(scope, msg);
     if (command === "schedules") return this.schedules(scope, msg);
+    if (command === "queue") return void (await scope.notify(msg.ref, await queueCommand(this.core, scope, msg)));
     await scope.notify(msg.ref, await this.statusText(scope, key));
   }
 
@@ -60,6 +62,8 @@ export class ChatCommands {
 
   private async stop(scope: ChannelScope, msg: InboundMessage): Promise<void> {
     const key = msg.ref.key;
+    // A message sent after /stop must not join the reply being stopped: it gets a turn of its own.
+    this.core.board.close(key);
     const run = this.core.active.of(key);
     // The stopped run posts its own "stopped" notice; say something only when there was nothing to stop.
     if (run) return run.abort();

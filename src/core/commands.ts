@@ -1,14 +1,14 @@
 /**
- * Chat commands. `/stop`, `/status`, `/schedules` and `/help` answer at once, even while a reply is running;
+ * Chat commands. `/stop`, `/status`, `/schedules`, `/queue` and `/help` answer at once, even while a reply is running;
  * `/new` and `/agent` wait their turn in the conversation's queue so they never cut a reply in half.
  */
 
-export type CommandName = "new" | "help" | "status" | "stop" | "agent" | "schedules";
+export type CommandName = "new" | "help" | "status" | "stop" | "agent" | "schedules" | "queue";
 
-const KNOWN: readonly CommandName[] = ["new", "help", "status", "stop", "agent", "schedules"];
+const KNOWN: readonly CommandName[] = ["new", "help", "status", "stop", "agent", "schedules", "queue"];
 
 /** Commands that bypass the conversation queue. */
-export const IMMEDIATE: ReadonlySet<CommandName> = new Set(["help", "status", "stop", "schedules"]);
+export const IMMEDIATE: ReadonlySet<CommandName> = new Set(["help", "status", "stop", "schedules", "queue"]);
 
 /** Parses `/name`, `/name@bot` or `/name args`; undefined for anything else, including unknown commands. */
 export function parseCommand(text: string): CommandName | undefined {
@@ -47,6 +47,7 @@ export function helpText(capabilities: { buttons: boolean }): string {
     "- /status — show this conversation's thread, agent, model and whether I'm replying",
     "- /agent — list the agents you can talk to here; /agent NAME switches to one (in a new conversation)",
     "- /stop — stop the reply I'm writing",
+    "- /queue — what your messages do while I'm still answering; /queue collect, steer, interrupt or queue changes it",
     "- /schedules — list this conversation's reminders and scheduled tasks; /schedules cancel N cancels one",
     "- /help — this list",
     "",

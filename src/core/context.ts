@@ -12,6 +12,7 @@ import type { Router } from "../routing/index.js";
 import type { ScheduleLimits } from "../schedules/book.js";
 import { ActiveRuns } from "./active-runs.js";
 import { type AgentSource, Conversations } from "./conversations.js";
+import { TurnBoard } from "./followups/board.js";
 import type { DispatcherObserver } from "./observer.js";
 import { KeyedQueue, Semaphore } from "./queue.js";
 
@@ -34,6 +35,8 @@ export interface DispatcherOptions {
   replicas?: ReplicaCoordinator;
   /** The limits on schedules people and agents make (`schedules:`); defaults when absent. */
   scheduleLimits?: ScheduleLimits;
+  /** Hides configured secret values (the logs' scrubber) in what replies show of the agent's work. */
+  scrub?: (text: string) => string;
 }
 
 /** What the dispatcher needs from the replica coordination (src/replicas). */
@@ -53,6 +56,8 @@ export class CoreContext {
   readonly queue: KeyedQueue;
   readonly runs: Semaphore;
   readonly active = new ActiveRuns();
+  /** The turns running now, as the follow-up modes see them (followups/). */
+  readonly board = new TurnBoard();
   /** False once shutdown began: no new message is taken and no new run starts. */
   accepting = true;
   private readonly background = new Set<Promise<void>>();

@@ -11,6 +11,7 @@ import type { ChannelSlot } from "../channels/registry.js";
 import type { ConversationHistory, InboundMessage, InboundSink } from "../channels/types.js";
 import { ChatCommands } from "./chat-commands.js";
 import { CoreContext, type DispatcherOptions } from "./context.js";
+import { Followups } from "./followups/index.js";
 import { conversationHistory } from "./history.js";
 import { Inbox } from "./inbox.js";
 import { Intake } from "./intake.js";
@@ -38,7 +39,9 @@ export class Dispatcher {
     this.questions = new Questions(core);
     const commands = new ChatCommands(core, this.questions.desk);
     const inbox = new Inbox(core);
-    this.intake = new Intake(core, inbox, new Messages(core, this.questions, commands), commands);
+    const followups: Followups = new Followups(core, inbox, (scope, msgs): Promise<void> => messages.handleGroup(scope, msgs));
+    const messages: Messages = new Messages(core, this.questions, commands, followups);
+    this.intake = new Intake(core, inbox, messages, commands, followups);
     this.recovery = new Recovery(core, inbox, this.intake, this.questions.turns);
   }
 

@@ -9,6 +9,7 @@ import { AntlerError, errorMessage } from "../errors.js";
 import type { ChatCommands } from "./chat-commands.js";
 import { type CommandName, IMMEDIATE, parseCommand } from "./commands.js";
 import type { CoreContext } from "./context.js";
+import type { Followups } from "./followups/index.js";
 import type { Inbox } from "./inbox.js";
 import type { Messages } from "./messages.js";
 import { NOTICES } from "./notices.js";
@@ -26,6 +27,7 @@ export class Intake {
     private readonly inbox: Inbox,
     private readonly messages: Messages,
     private readonly commands: ChatCommands,
+    private readonly followups: Followups,
   ) {}
 
   /** Records `msg` and routes it; resolves once it is recorded and queued (or dropped as a duplicate). */
@@ -63,7 +65,9 @@ export class Intake {
     const job = core.options.replicas
       ? () => inbox.drain(scope, key, (s, m) => this.answerNow(s, m))
       : () => inbox.track(scope, msg, () => this.messages.handle(scope, msg));
-    if (!core.queue.push(key, job)) {
+    // A message while the conversation's turn runs may steer into it, join a bucket or interrupt it (followups/).
+    const routed = await this.followups.route(scope, msg, () => core.queue.push(key, job));
+    if (routed === "full") {
       if (!(await inbox.take(scope, msg))) return;
       await inbox.finish(scope, msg, "failed", "conversation queue full");
       core.inBackground(scope.notify(msg.ref, NOTICES.busy));

@@ -4,12 +4,17 @@
  * thread, answers a question that waits there (or is refused), takes its attachments in, and
  * starts a turn.
  */
+import type { PendingQuestion } from "../bindings/types.js";
 import type { InboundMessage } from "../channels/types.js";
 import type { RunImage, RunOptions } from "../harness/types.js";
 import { approvalOf } from "./approvals.js";
 import type { ChatCommands } from "./chat-commands.js";
 import { parseCommand } from "./commands.js";
 import type { CoreContext } from "./context.js";
+import type { ThreadTarget } from "./conversations.js";
+import type { BoardTurn } from "./followups/board.js";
+import { collectedMessage } from "./followups/collect.js";
+import type { Followups } from "./followups/index.js";
 import { NOTICES } from "./notices.js";
 import type { Questions } from "./questions.js";
 import type { ChannelScope } from "./scope.js";
@@ -20,7 +25,13 @@ export class Messages {
     private readonly core: CoreContext,
     private readonly questions: Questions,
     private readonly commands: ChatCommands,
+    private readonly followups: Followups,
   ) {}
+
+  /** A closed bucket of collected messages (follow-up mode `collect`), answered as one turn. */
+  handleGroup(scope: ChannelScope, msgs: InboundMessage[]): Promise<void> {
+    return this.handle(scope, collectedMessage(msgs));
+  }
 
   async handle(scope: ChannelScope, msg: InboundMessage): Promise<void> {
     if (msg.action) return this.questions.click(scope, msg);
@@ -30,15 +41,26 @@ export class Messages {
     const withFiles = (msg.attachments?.length ?? 0) > 0 && this.core.options.media !== undefined;
     if (msg.text.trim() === "" && !withFiles) return void (await scope.notify(msg.ref, NOTICES.nonText));
     const controller = this.core.active.claim(msg.ref.key);
+    const board: { turn?: BoardTurn } = {};
+    let ok = false;
     try {
-      await this.answer(scope, msg, controller, withFiles);
+      await this.answer(scope, msg, controller, withFiles, board);
+      ok = true;
     } finally {
       this.core.active.release(msg.ref.key, controller);
+      // Messages steered into the turn end with it; those its run missed are answered now, in order.
+      if (board.turn) await this.followups.steering.settle(scope, board.turn, ok, (s, m) => this.handle(s, m));
     }
   }
 
   /** The message's thread, then a question that waits there, or a new turn. */
-  private async answer(scope: ChannelScope, msg: InboundMessage, controller: AbortController, withFiles: boolean): Promise<void> {
+  private async answer(
+    scope: ChannelScope,
+    msg: InboundMessage,
+    controller: AbortController,
+    withFiles: boolean,
+    board: { turn?: BoardTurn },
+  ): Promise<void> {
     const { questions } = this;
     const { conversations } = this.core;
     if (msg.origin?.thread === "fresh") await conversations.freshThread(scope, msg);
@@ -56,6 +78,26 @@ export class Messages {
     // In a shared group thread, someone else's message must neither answer nor abandon the question.
     if (pending && !questions.mayAnswer(scope, msg, pending)) return questions.refuse(scope, msg, pending);
     const { threadId, harness } = target;
+    // On the board from here, so a follow-up can steer into, collect behind or interrupt this turn.
+    board.turn = this.core.board.begin(msg, controller, harness, threadId);
+    try {
+      await this.start(scope, msg, controller, withFiles, target, pending);
+    } finally {
+      this.core.board.end(board.turn);
+    }
+  }
+
+  /** Takes the message's attachments in, then answers the question that waits or starts a new run. */
+  private async start(
+    scope: ChannelScope,
+    msg: InboundMessage,
+    controller: AbortController,
+    withFiles: boolean,
+    target: ThreadTarget,
+    pending: PendingQuestion | undefined,
+  ): Promise<void> {
+    const { questions } = this;
+    const { threadId, harness } = target;
     let text = msg.text;
     let images: RunImage[] | undefined;
     const media = this.core.options.media;
@@ -69,7 +111,10 @@ export class Messages {
       if (intake.images.length > 0) images = intake.images;
     }
     if (pending) return questions.answerText(scope, msg, pending, text, controller);
-    const start = (opts: RunOptions) => harness.run(threadId, text, images ? { ...opts, images } : opts);
+    // The reply a follow-up interrupted: the agent reads how far it got before this message.
+    const interrupted = this.core.board.takeInterrupted(msg.ref.key);
+    const extra = { ...(images ? { images } : {}), ...(interrupted ? { interrupted } : {}) };
+    const start = (opts: RunOptions) => harness.run(threadId, text, { ...opts, ...extra });
     await questions.turns.run(scope, messageSource(scope, msg), threadId, start, controller);
   }
 }

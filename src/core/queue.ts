@@ -87,6 +87,11 @@ export class KeyedQueue {
     return this.lanes.get(key)?.running ?? false;
   }
 
+  /** Jobs waiting (not running) for `key`. */
+  waiting(key: string): number {
+    return this.lanes.get(key)?.waiting.length ?? 0;
+  }
+
   /** Jobs waiting (not running) across all keys. */
   get depth(): number {
     let n = 0;

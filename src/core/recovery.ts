@@ -7,6 +7,7 @@
 import type { InboxEntry } from "../bindings/types.js";
 import type { InboundMessage } from "../channels/types.js";
 import type { CoreContext } from "./context.js";
+import { leaderOf } from "./followups/group.js";
 import type { Inbox } from "./inbox.js";
 import type { Intake } from "./intake.js";
 import { NOTICES } from "./notices.js";
@@ -25,25 +26,66 @@ export class Recovery {
   /** Answers `entries` of the scope's channel; resolves to those whose notice could not be sent (tried again later). */
   async recover(scope: ChannelScope, entries: InboxEntry[]): Promise<InboxEntry[]> {
     const unsent: InboxEntry[] = [];
-    const { logger, settings } = this.core;
-    for (const entry of entries.filter((e) => e.channel === scope.name)) {
+    const mine = entries.filter((e) => e.channel === scope.name);
+    const unfinished = new Set(mine.map((e) => e.eventId));
+    // A follower its leader's run took in is answered with that leader (followups/group.ts).
+    const followers = new Map<string, InboxEntry[]>();
+    for (const entry of mine) {
+      const joined = leaderOf(entry);
+      if (!joined?.taken || !unfinished.has(joined.leader)) continue;
+      followers.set(joined.leader, [...(followers.get(joined.leader) ?? []), entry]);
+    }
+    for (const entry of mine) {
+      const joined = leaderOf(entry);
+      if (joined?.taken && unfinished.has(joined.leader)) continue;
       try {
-        const msg = messageFromJson(entry.payload);
-        if (entry.state === "received" && Date.now() - entry.receivedAt <= settings.replay_window_ms) {
-          // Accepted but never started: it runs now, in its conversation's order.
-          logger.info({ channel: scope.name, eventId: entry.eventId }, "running a message a previous process accepted");
-          await this.intake.route(scope, msg);
-          continue;
-        }
-        if (entry.state === "running" && (await this.rejoin(scope, msg))) continue;
-        await scope.notify(msg.ref, entry.state === "received" ? NOTICES.tooOld : NOTICES.restarted, true);
-        await scope.store.setInboxState(entry.channel, entry.eventId, "failed", "interrupted by a restart");
+        const end = await this.recoverOne(scope, entry, joined);
+        for (const f of followers.get(entry.eventId) ?? []) await this.finishFollower(scope, f, entry, end);
       } catch (err) {
         unsent.push(entry);
-        logger.error({ err, channel: scope.name, eventId: entry.eventId }, "could not send the restart notice");
+        this.core.logger.error({ err, channel: scope.name, eventId: entry.eventId }, "could not send the restart notice");
       }
     }
     return unsent;
+  }
+
+  /**
+   * One unfinished message: run again, rejoined, or told it was lost. A follower whose leader
+   * finished is done with it; one only handed to a run (never taken in) counts as never started.
+   */
+  private async recoverOne(
+    scope: ChannelScope,
+    entry: InboxEntry,
+    joined: { leader: string; taken: boolean } | undefined,
+  ): Promise<"again" | "rejoined" | "lost" | "done"> {
+    const { logger, settings } = this.core;
+    if (joined?.taken) {
+      await scope.store.setInboxState(entry.channel, entry.eventId, "done", `answered with ${joined.leader}`);
+      return "done";
+    }
+    const msg = messageFromJson(entry.payload);
+    const state = joined ? "received" : entry.state;
+    if (state === "received" && Date.now() - entry.receivedAt <= settings.replay_window_ms) {
+      // Accepted but never started: it runs now, in its conversation's order.
+      logger.info({ channel: scope.name, eventId: entry.eventId }, "running a message a previous process accepted");
+      if (joined) await scope.store.setInboxState(entry.channel, entry.eventId, "received");
+      await this.intake.route(scope, msg);
+      return "again";
+    }
+    if (state === "running" && (await this.rejoin(scope, msg))) return "rejoined";
+    await scope.notify(msg.ref, state === "received" ? NOTICES.tooOld : NOTICES.restarted, true);
+    await scope.store.setInboxState(entry.channel, entry.eventId, "failed", "interrupted by a restart");
+    return "lost";
+  }
+
+  /** A follower ends as its leader did: answered by the rejoined run, covered by its notice, or run again after it. */
+  private async finishFollower(scope: ChannelScope, entry: InboxEntry, leader: InboxEntry, end: string): Promise<void> {
+    if (end === "again") {
+      await scope.store.setInboxState(entry.channel, entry.eventId, "received");
+      return this.intake.route(scope, messageFromJson(entry.payload));
+    }
+    const why = end === "lost" ? `interrupted by a restart with ${leader.eventId}` : `answered with ${leader.eventId}`;
+    await scope.store.setInboxState(entry.channel, entry.eventId, end === "lost" ? "failed" : "done", why);
   }
 
   /**

@@ -12,6 +12,7 @@ import { toRunError } from "../harness/run-errors.js";
 import type { RunEvent, RunOptions } from "../harness/types.js";
 import type { ApprovalDesk } from "./approval-desk.js";
 import type { CoreContext } from "./context.js";
+import { tapPartial } from "./followups/board.js";
 import { progressFor } from "./followups/settings.js";
 import { LeftForNextProcess, ReportedFailure } from "./inbox.js";
 import { NOTICES } from "./notices.js";
@@ -110,7 +111,9 @@ export class Turns {
       const origin = { channel: scope.name, conversation: key, chat: source.ref.chatId, tenant: scope.tenant };
       const context = { channel: scope.name, chat_type: source.ref.chatType, tenant: scope.tenant };
       const conversation = { tenant: scope.tenant, channel: scope.name, key, user: source.user };
-      const run = start({ signal: controller.signal, user: source.user, context, origin, conversation, tag: source.tag });
+      const opts = { signal: controller.signal, user: source.user, context, origin, conversation, tag: source.tag };
+      // Its reply text is kept on the board as it streams: a follow-up that interrupts it hands it to the next turn.
+      const run = tapPartial(start(opts), core.board.byController(key, controller));
       // The run slot covers the agent's run only (and not while its stream stalls): pacing the last edits must not hold it.
       const events = runSlot.guard(
         untilAbandoned(run, controller.signal, (err) =>
@@ -126,6 +129,7 @@ export class Turns {
         callTimeoutMs: core.settings.platform_call_timeout_ms,
         retryBudgetMs: core.settings.delivery_retry_ms,
         progress: progressFor(core, scope, source),
+        ...(core.options.scrub ? { scrub: core.options.scrub } : {}),
         typing,
       });
     } finally {

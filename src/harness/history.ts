@@ -4,6 +4,7 @@
  * out, except an answered `ask_clarification`, which reads as the question with its answer.
  */
 import { type BaseMessage, isAIMessage, isHumanMessage, isToolMessage } from "@langchain/core/messages";
+import { withoutCutOffMark } from "./cut-off.js";
 import { ASK_CLARIFICATION } from "./tools/clarification.js";
 import type { HistoryEntry } from "./types.js";
 
@@ -25,7 +26,8 @@ export function historyOf(messages: readonly BaseMessage[]): HistoryEntry[] {
         const question = (call.args as { question?: unknown }).question;
         if (call.name === ASK_CLARIFICATION && call.id && typeof question === "string") questions.set(call.id, question);
       }
-      const text = message.text.trim();
+      // A reply cut off by a new message reads as the user saw it: the mark is for the model.
+      const text = withoutCutOffMark(message.text.trim()).trim();
       if (text) entries.push({ id, role: "assistant", text });
     } else if (isToolMessage(message)) {
       const question = questions.get(message.tool_call_id);

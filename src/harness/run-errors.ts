@@ -10,6 +10,7 @@ export type RunErrorCode =
   | "agent_error"
   | "rate_limited"
   | "cancelled"
+  | "interrupted"
   | "timeout"
   | "busy"
   | "no_pending"
@@ -77,6 +78,7 @@ export const MESSAGES = {
   agentFailed: "The agent failed while answering. Please try again, or start a new conversation with /new.",
   internal: "Something went wrong while answering. Please try again.",
   cancelled: "Stopped: the reply was cancelled.",
+  interrupted: "Interrupted by your new message: answering that one now.",
   timeout: "Stopped: the reply took too long. Please try again, perhaps with a smaller request.",
   busy: "A reply is still being written in this conversation. Please wait for it to finish.",
   no_pending: "There is no open question to answer in this conversation.",
@@ -91,6 +93,7 @@ export function toRunError(err: unknown, aborted: boolean, reason?: unknown): Ru
   if (aborted) {
     const name = (reason as { name?: string } | undefined)?.name;
     if (name === "TimeoutError") return { code: "timeout", message: MESSAGES.timeout };
+    if (name === "InterruptError") return { code: "interrupted", message: MESSAGES.interrupted };
     // The gateway is stopping: say so, not that the user stopped the reply.
     if (name === "DetachError") return { code: "shutdown", message: MESSAGES.shutdown };
     return { code: "cancelled", message: MESSAGES.cancelled };

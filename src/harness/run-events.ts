@@ -1,5 +1,5 @@
 /**
- * Turns the agent's LangGraph stream (`streamMode: ["messages", "updates"]`) into RunEvents.
+ * Turns the agent's LangGraph stream (`streamMode: ["messages", "updates", "custom"]`) into RunEvents.
  *
  * Visible text: every text token the model streams in the model node, including text the
  * model writes before calling a tool — also in the turn that calls `ask_clarification` (the
@@ -12,6 +12,9 @@
  * `tool_start` is sent when the model's response completes; a call that loop detection then
  * strips never runs, so it gets no `tool_end`.
  *
+ * Progress (`custom` chunks) and reasoning (in the reply nodes' streamed chunks, never reply
+ * text) are read by live-events.ts; a progress chunk without an id gets the one open tool call's.
+ *
  * Usage: the model turns' AI messages in `updates` carry what the model reported. Each is counted
  * once (by message id), summed into `done.usage`, and reported as `chat` when its update arrives,
  * so a run that ends in a question, an error or a cancel still reports the turns it made.
@@ -22,6 +25,7 @@
  */
 import { type BaseMessage, isAIMessage, isAIMessageChunk, isToolMessage } from "@langchain/core/messages";
 import { toClarification } from "./interrupts.js";
+import { progressOf, reasoningOf } from "./live-events.js";
 import { NOTICE_FLAG } from "./middleware/loop-detection.js";
 import { ASK_CLARIFICATION } from "./tools/clarification.js";
 import type { Clarification, RunEvent, Usage } from "./types.js";
@@ -54,6 +58,8 @@ export class RunTranslator {
   clarification: Clarification | undefined;
   /** Ids of the messages whose usage was counted: a message may show up in more than one update. */
   readonly #counted = new Set<string>();
+  /** Ids of the tool calls started and not ended, to tell whose progress an id-less chunk is. */
+  readonly #open = new Set<string>();
 
   /** `chatUsage`: where each model turn's usage goes, as `chat`, as soon as its message is seen. */
   constructor(
@@ -65,6 +71,10 @@ export class RunTranslator {
   handle(mode: string, chunk: unknown): RunEvent[] {
     if (mode === "messages") return this.#message(chunk as [BaseMessage, Record<string, unknown>]);
     if (mode === "updates") return this.#updates(chunk as Record<string, unknown>);
+    if (mode === "custom") {
+      const progress = progressOf(chunk, this.#open);
+      return progress ? [progress] : [];
+    }
     return [];
   }
 
@@ -78,10 +88,13 @@ export class RunTranslator {
   #message([message, meta]: [BaseMessage, Record<string, unknown>]): RunEvent[] {
     const node = meta?.langgraph_node;
     if (typeof node !== "string" || !this.replyNodes(node) || !isAIMessageChunk(message as never)) return [];
+    const reasoning = reasoningOf(message);
     const delta = (message as BaseMessage).text;
-    if (!delta) return [];
+    const events: RunEvent[] = reasoning ? [{ type: "reasoning", delta: reasoning }] : [];
+    if (!delta) return events;
     this.turnId ??= message.id;
-    return [this.#emit(delta)];
+    events.push(this.#emit(delta));
+    return events;
   }
 
   #emit(delta: string): RunEvent {
@@ -112,11 +125,12 @@ export class RunTranslator {
       this.turnText = "";
       this.turnId = undefined;
       this.#addUsage(message);
-      return (message.tool_calls ?? [])
-        .filter((c) => c.name !== ASK_CLARIFICATION)
-        .map((c) => ({ type: "tool_start", id: c.id ?? "", name: c.name, args: c.args }) as RunEvent);
+      const calls = (message.tool_calls ?? []).filter((c) => c.name !== ASK_CLARIFICATION);
+      for (const c of calls) if (c.id) this.#open.add(c.id);
+      return calls.map((c) => ({ type: "tool_start", id: c.id ?? "", name: c.name, args: c.args }) as RunEvent);
     }
     if (isToolMessage(message) && message.name !== ASK_CLARIFICATION) {
+      this.#open.delete(message.tool_call_id);
       return [
         {
           type: "tool_end",

@@ -19,7 +19,8 @@ export interface LoggerOptions {
   destination?: DestinationStream;
 }
 
-const SECRET_KEYS = [
+/** Keys whose values are secret wherever they appear in a logged object (also hidden in the progress view). */
+export const SECRET_KEYS = [
   "token",
   "bot_token",
   "app_token",
@@ -41,7 +42,8 @@ const SECRET_KEYS = [
 /** Redaction paths for the secret keys at the top level and up to three levels down. */
 export const REDACT_PATHS = SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`, `*.*.*.${k}`, `headers.${k}`]);
 
-const REDACTED = "[redacted]";
+/** What a hidden secret is replaced with. */
+export const REDACTED = "[redacted]";
 
 /**
  * A function that replaces every one of `secrets` in a text, longest first, also in its

@@ -35,5 +35,13 @@ export {
   testLogger,
 } from "./gateway.js";
 export { contentText, lastUserImages, type MockModel, mockModelConfig, startMockModel } from "./mock-model.js";
-export { type RecordedCall, type RecordingTools, recordingTools } from "./tools.js";
+export {
+  PROGRESS_TOOL,
+  type ProgressToolOptions,
+  progressText,
+  progressTool,
+  type RecordedCall,
+  type RecordingTools,
+  recordingTools,
+} from "./tools.js";
 export { eventually, setWaitFloor, sleep } from "./wait.js";

@@ -1,7 +1,7 @@
 /**
  * How the mock model answers one chat-completions request: an HTTP fault, a stream that stalls,
- * a stream of chunks (text, then tool calls whose arguments come in pieces, then usage), or one
- * JSON completion for `stream: false`.
+ * a stream of chunks (reasoning, text, then tool calls whose arguments come in pieces, then
+ * usage), or one JSON completion for `stream: false`.
  */
 import type { ServerResponse } from "node:http";
 import { type ChatCompletionRequest, contentText, type MockReply, type MockUsage, sendError, sendJson } from "./mock-wire.js";
@@ -138,6 +138,8 @@ function replyDeltas(reply: Scripted): Delta[] {
   const deltas: Delta[] = [];
   const text = reply.text ?? "";
   const size = Math.max(1, "chunkSize" in reply ? (reply.chunkSize ?? 4) : 4);
+  const reasoning = reply.reasoning ?? "";
+  for (let at = 0; at < reasoning.length; at += size) deltas.push({ reasoning_content: reasoning.slice(at, at + size) });
   for (let at = 0; at < text.length; at += size) deltas.push({ content: text.slice(at, at + size) });
   if ("toolCalls" in reply) {
     reply.toolCalls.forEach((call, index) => {
@@ -185,6 +187,7 @@ function completion(body: ChatCompletionRequest, id: string, reply: Scripted, fi
         message: {
           role: "assistant",
           content: reply.text ?? (toolCalls ? null : ""),
+          ...(reply.reasoning ? { reasoning_content: reply.reasoning } : {}),
           ...(toolCalls ? { tool_calls: toolCalls } : {}),
         },
         logprobs: null,

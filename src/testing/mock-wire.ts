@@ -30,13 +30,17 @@ export interface MockUsage {
   total_tokens: number;
 }
 
-/** What the mock answers to one request. */
+/**
+ * What the mock answers to one request. `reasoning`: thinking text streamed before the reply as
+ * `reasoning_content` deltas (DeepSeek and vLLM style; `message.reasoning_content` unstreamed).
+ */
 export type MockReply =
   /** `firstByteMs`: wait this long before answering at all (a model slow to start). */
-  | { text: string; chunkSize?: number; delayMs?: number; firstByteMs?: number; usage?: MockUsage }
+  | { text: string; reasoning?: string; chunkSize?: number; delayMs?: number; firstByteMs?: number; usage?: MockUsage }
   | {
       toolCalls: Array<{ name: string; args: Record<string, unknown>; id?: string }>;
       text?: string;
+      reasoning?: string;
       delayMs?: number;
       usage?: MockUsage;
     }

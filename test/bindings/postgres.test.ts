@@ -6,6 +6,7 @@
 import type pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { PostgresBindingStore } from "../../src/storage/postgres/index.js";
+import { SCHEMA_NAME, STEPS } from "../../src/storage/postgres/schema.js";
 import { migrate, openPool } from "../../src/storage/postgres.js";
 import { bindingStoreContract } from "../../src/testing/index.js";
 import { adminQuery, freshSchema, postgresUrl } from "../helpers/postgres.js";
@@ -66,6 +67,7 @@ describe("PostgresBindingStore row-level security", () => {
       createdAt: 1,
     });
     await b.setChosenAgent("k", "research");
+    await b.setConversationSetting("k", "queue", "steer");
     await b.enqueueOutbound({
       id: "o1",
       idempotencyKey: "i1",
@@ -98,6 +100,7 @@ describe("PostgresBindingStore row-level security", () => {
       "antler_inbox",
       "antler_pending",
       "antler_agent_choice",
+      "antler_conversation_settings",
       "antler_outbox",
       "antler_schedules",
     ]) {
@@ -112,6 +115,7 @@ describe("PostgresBindingStore row-level security", () => {
     expect((await asA.query("DELETE FROM antler_outbox")).rowCount).toBe(0);
     expect((await asA.query("UPDATE antler_schedules SET state = 'paused'")).rowCount).toBe(0);
     expect((await asA.query("DELETE FROM antler_agent_choice WHERE tenant = 'b'")).rowCount).toBe(0);
+    expect((await asA.query("UPDATE antler_conversation_settings SET value = 'queue'")).rowCount).toBe(0);
     // Writing a row for b, or moving a's row to b, is refused.
     await expect(
       asA.query("INSERT INTO antler_threads (tenant, key, thread_id, created_at, current) VALUES ('b', 'k2', 't-x', 1, true)"),
@@ -123,6 +127,7 @@ describe("PostgresBindingStore row-level security", () => {
     expect(await b.getInbound("tg", "1")).toMatchObject({ state: "received", payload: { secret: "b's" } });
     expect((await b.getPending("t-b"))?.questionId).toBe("q");
     expect(await b.chosenAgent("k")).toBe("research");
+    expect(await b.conversationSetting("k", "queue")).toBe("steer");
     expect(await b.getOutbound("o1")).toMatchObject({ state: "queued", payload: { text: "b's" } });
     expect(await b.getSchedule("s1")).toMatchObject({ state: "active", name: "b's" });
 
@@ -131,6 +136,11 @@ describe("PostgresBindingStore row-level security", () => {
     expect(Number((await nobody.query<{ n: string }>("SELECT count(*) AS n FROM antler_threads")).rows[0]?.n)).toBe(0);
     await expect(
       nobody.query("INSERT INTO antler_agent_choice (tenant, key, agent, updated_at) VALUES ('a', 'k', 'x', 1)"),
+    ).rejects.toThrow(/row-level security/);
+    await expect(
+      asA.query(
+        "INSERT INTO antler_conversation_settings (tenant, key, name, value, updated_at) VALUES ('b', 'k', 'queue', 'x', 1)",
+      ),
     ).rejects.toThrow(/row-level security/);
   });
 
@@ -159,6 +169,7 @@ describe("PostgreSQL migrations", () => {
     expect(versions).toEqual([
       { name: "bindings", version: 1 },
       { name: "bindings", version: 2 },
+      { name: "bindings", version: 3 },
     ]);
     const tables = await adminQuery<{ tablename: string; rowsecurity: boolean }>(
       "SELECT tablename, rowsecurity FROM pg_tables WHERE schemaname = $1 ORDER BY tablename",
@@ -166,6 +177,7 @@ describe("PostgreSQL migrations", () => {
     );
     expect(tables).toEqual([
       { tablename: "antler_agent_choice", rowsecurity: true },
+      { tablename: "antler_conversation_settings", rowsecurity: true },
       { tablename: "antler_inbox", rowsecurity: true },
       { tablename: "antler_migrations", rowsecurity: false },
       { tablename: "antler_outbox", rowsecurity: true },
@@ -176,6 +188,26 @@ describe("PostgreSQL migrations", () => {
     // Every replica works on the same tables.
     expect(await opened[0]!.recordInbound({ channel: "tg", eventId: "1", key: "k", payload: {} })).toBe(true);
     expect(await opened[4]!.recordInbound({ channel: "tg", eventId: "1", key: "k", payload: {} })).toBe(false);
+  });
+
+  it("gives a schema an older Antler left at version 2 the conversation settings, with row-level security", async () => {
+    const { url, schema } = await freshSchema("mig");
+    const older = tenantPool(url, "default");
+    expect(await migrate(older, SCHEMA_NAME, STEPS.slice(0, 2), 3)).toBe(2);
+    await older.query("INSERT INTO antler_agent_choice (tenant, key, agent, updated_at) VALUES ('default', 'k', 'support', 3)");
+    const store = await open(url);
+    expect(await store.chosenAgent("k")).toBe("support");
+    expect(await store.conversationSetting("k", "queue")).toBeUndefined();
+    await store.setConversationSetting("k", "queue", "collect");
+    await store.forTenant("acme").setConversationSetting("k", "queue", "steer");
+    expect(await store.conversationSetting("k", "queue")).toBe("collect");
+    expect(await adminQuery(`SELECT name, version, applied_at FROM ${schema}.antler_migrations ORDER BY version`)).toEqual([
+      { name: "bindings", version: 1, applied_at: "3" },
+      { name: "bindings", version: 2, applied_at: "3" },
+      { name: "bindings", version: 3, applied_at: "5" },
+    ]);
+    // The new table has its policy: the default tenant's connection sees only its own row.
+    expect((await older.query("SELECT value FROM antler_conversation_settings")).rows).toEqual([{ value: "collect" }]);
   });
 
   it("runs each step once however many pools migrate at once, and rolls a failed run back", async () => {

@@ -4,6 +4,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { SqliteBindingStore } from "../../src/storage/sqlite/index.js";
+import { migrate, STEPS } from "../../src/storage/sqlite/schema.js";
 import { openDatabase } from "../../src/storage/sqlite.js";
 import { bindingStoreContract } from "../../src/testing/index.js";
 
@@ -95,6 +96,8 @@ describe("SqliteBindingStore migration to tenants", () => {
     expect(await store.findPendingByQuestionId("q-old")).toMatchObject({ threadId: "t-b", askedBy: { id: "u1" } });
     expect((await store.unfinished()).map((e) => e.eventId)).toEqual(["e2", "e1"]);
     expect(await store.recordInbound({ channel: "tg", eventId: "e1", key: "tg:w:1", payload: {} })).toBe(false);
+    await store.setConversationSetting("tg:w:1", "queue", "steer");
+    expect(await store.conversationSetting("tg:w:1", "queue")).toBe("steer");
 
     const other = store.forTenant("acme");
     expect(await other.currentThread("tg:w:1")).toBeUndefined();
@@ -111,6 +114,7 @@ describe("SqliteBindingStore migration to tenants", () => {
       { version: 2, applied_at: 50 },
       { version: 3, applied_at: 50 },
       { version: 4, applied_at: 50 },
+      { version: 5, applied_at: 50 },
     ]);
   });
 
@@ -130,6 +134,38 @@ describe("SqliteBindingStore migration to tenants", () => {
       { version: 2, applied_at: 50 },
       { version: 3, applied_at: 50 },
       { version: 4, applied_at: 50 },
+      { version: 5, applied_at: 50 },
+    ]);
+  });
+
+  it("gives a file an older Antler left at version 4 the conversation settings, keeping its rows", async () => {
+    const file = oldFile();
+    const db = new Database(file);
+    migrate(db, 40, STEPS.slice(0, 4));
+    db.exec(`INSERT INTO antler_threads (tenant, key, thread_id, agent, created_at, current)
+      VALUES ('default', 'tg:w:1', 't-4', 'support', 7, 1)`);
+    db.exec("INSERT INTO antler_agent_choice VALUES ('default', 'tg:w:1', 'support', 7)");
+    const tables = () => db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all();
+    expect(tables()).not.toContain("antler_conversation_settings");
+    db.close();
+
+    const store = new SqliteBindingStore(file, () => 50);
+    expect(await store.currentBinding("tg:w:1")).toMatchObject({ threadId: "t-4", agent: "support" });
+    expect(await store.chosenAgent("tg:w:1")).toBe("support");
+    expect(await store.conversationSetting("tg:w:1", "queue")).toBeUndefined();
+    await store.setConversationSetting("tg:w:1", "queue", "collect");
+    await store.forTenant("acme").setConversationSetting("tg:w:1", "queue", "steer");
+    await store.close();
+    const again = new SqliteBindingStore(file, () => 60);
+    expect(await again.conversationSetting("tg:w:1", "queue")).toBe("collect");
+    expect(await again.forTenant("acme").conversationSetting("tg:w:1", "queue")).toBe("steer");
+    await again.close();
+    expect(migrations(file)).toEqual([
+      { version: 1, applied_at: 40 },
+      { version: 2, applied_at: 40 },
+      { version: 3, applied_at: 40 },
+      { version: 4, applied_at: 40 },
+      { version: 5, applied_at: 50 },
     ]);
   });
 

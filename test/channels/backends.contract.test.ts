@@ -16,6 +16,7 @@ const lg = useLangGraphServer();
 
 channelContract("loopback, graph backend", async () => loopbackDriver({ buttons: true, edits: true }), {
   gateway: async () => ({ agent: { backend: "graph", graph: `${USER_GRAPHS}:agent` } }),
+  also: ["followups"],
 });
 
 /** A fresh mock model behind the test server's graphs, and the gateway's agent on that server. */
@@ -27,4 +28,7 @@ async function remoteAgent() {
 }
 
 channelContract("loopback, remote backend", async () => loopbackDriver({ buttons: true, edits: true }), { gateway: remoteAgent });
-channelContract("telegram (polling), remote backend", () => TelegramDriver.start({ mode: "polling" }), { gateway: remoteAgent });
+channelContract("telegram (polling), remote backend", () => TelegramDriver.start({ mode: "polling" }), {
+  gateway: remoteAgent,
+  also: ["followups"],
+});

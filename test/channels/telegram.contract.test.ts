@@ -1,5 +1,5 @@
 import { channelContract } from "../../src/testing/contract/index.js";
 import { TelegramDriver } from "../fakes/telegram/driver.js";
 
-channelContract("telegram (polling)", () => TelegramDriver.start({ mode: "polling" }));
+channelContract("telegram (polling)", () => TelegramDriver.start({ mode: "polling" }), { also: ["followups"] });
 channelContract("telegram (webhook)", () => TelegramDriver.start({ mode: "webhook" }));

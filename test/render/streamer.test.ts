@@ -113,7 +113,7 @@ describe("renderRun: post, then paced edits", () => {
     expect(world.botMessages().map((m) => m.text)).toEqual(["All at once."]);
   });
 
-  it("shows a running tool under intermediate text only", async () => {
+  it("shows the running tool's step under intermediate text only (progress compact, the default)", async () => {
     const { world, channel, ref } = loopback({ minEditIntervalMs: 40 });
     async function* events() {
       yield { type: "text" as const, delta: "Let me look that up." };
@@ -126,7 +126,7 @@ describe("renderRun: post, then paced edits", () => {
     }
     await renderRun(events(), { channel, ref, logger: silentLogger(), questionId: "q" });
     const message = world.botMessages()[0]!;
-    expect(message.versions.some((v) => v.text.includes("web_search"))).toBe(true);
+    expect(message.versions.some((v) => v.text === "Let me look that up.\n\n⏳ _Searching the web…_")).toBe(true);
     expect(message.text).toBe("Let me look that up. Found it.");
   });
 });

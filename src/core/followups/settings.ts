@@ -30,6 +30,14 @@ export function configuredFollowups(core: CoreContext, scope: ChannelScope, whom
   return followupSettings(core.settings.followups, scope.slot.section.followups, route.followups);
 }
 
+/** The conversation's follow-up settings, with its `/queue` pick when the settings allow one. */
+export async function followupsFor(core: CoreContext, scope: ChannelScope, whom: Whom): Promise<FollowupSettings> {
+  const configured = configuredFollowups(core, scope, whom);
+  if (!configured.allow_command) return configured;
+  const picked = await scope.store.conversationSetting(whom.ref.key, QUEUE_SETTING);
+  return isFollowupMode(picked) ? { ...configured, mode: picked } : configured;
+}
+
 /** The progress view of a reply in this conversation. */
 export function progressFor(core: CoreContext, scope: ChannelScope, whom: Whom): ProgressSettings {
   const route = core.conversations.routeOf(scope, whom);

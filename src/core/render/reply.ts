@@ -11,13 +11,17 @@
 
 import { type Measure, measureFor } from "../../channels/markdown/measure.js";
 import type { MessageHandle } from "../../channels/types.js";
+import type { RunEvent } from "../../harness/types.js";
+import type { RunEnding } from "../progress/index.js";
 import { type Cut, MarkdownText } from "./chunk.js";
+import { fenceAtEnd } from "./fence.js";
 import { repairMarkdown } from "./repair.js";
+import type { KeyedView, ReplyProgress } from "./reply-progress.js";
 import { type Segment, type SegmentCallOptions, SegmentCalls } from "./segment-calls.js";
 
 export { SUPERSEDED } from "./segment-calls.js";
 
-/** Room kept under the limit for repair closers and the tool line of intermediate texts. */
+/** Room kept under the limit for repair closers and the progress view of intermediate texts. */
 const RESERVE = 64;
 
 /**
@@ -33,8 +37,13 @@ interface Step {
   run?: () => Promise<void>;
 }
 
-/** Where the reply goes, and who hears that the user first saw text. */
-export type ReplyWriterOptions = SegmentCallOptions;
+/** Where the reply goes, who hears that the user first saw text, and the reply's progress view. */
+export interface ReplyWriterOptions extends SegmentCallOptions {
+  progress: ReplyProgress;
+}
+
+/** No view beside a segment's text. */
+const NO_VIEW: KeyedView = { view: undefined, key: "" };
 
 export class ReplyWriter {
   private text = "";
@@ -42,7 +51,7 @@ export class ReplyWriter {
   private readonly measure: Measure | undefined;
   private md: MarkdownText;
   private readonly segments: Segment[] = [];
-  private readonly tools = new Map<string, string>();
+  private readonly view: ReplyProgress;
   private ending = false;
   private readonly calls: SegmentCalls;
   private wake: (() => void) | undefined;
@@ -55,8 +64,10 @@ export class ReplyWriter {
     this.calls = new SegmentCalls(o, {
       display: (seg) => this.display(seg),
       tail: (seg) => this.md.tail(seg.start, seg.reopen),
+      view: (seg) => this.viewOf(seg),
       called: () => this.called,
     });
+    this.view = o.progress;
     this.measure = measureFor(o.channel.capabilities.markdown);
     this.md = new MarkdownText("", this.measure);
   }
@@ -79,20 +90,24 @@ export class ReplyWriter {
     if (!this.callPlanned) this.kick();
   }
 
-  /** A tool started (`name`) or ended (undefined) — shown as a line under intermediate texts. */
-  tool(id: string, name: string | undefined): void {
-    if (name === undefined) this.tools.delete(id);
-    else this.tools.set(id, name);
-    this.kick();
+  /** A run event for the progress view (src/core/progress/); wakes the loop like text does when the view changed. */
+  progress(event: RunEvent): void {
+    if (this.ending || !this.view.feed(event)) return;
+    if (!this.callPlanned) this.kick();
   }
 
-  /** Delivers every chunk's exact final text. Resolves to the reply's messages; throws if one could not be delivered. */
-  async finish(): Promise<MessageHandle[]> {
+  /**
+   * Delivers every chunk's exact final text (the last one with the view's final form). Resolves to
+   * the reply's text messages (not a message that only ever showed the view); throws if one could
+   * not be delivered.
+   */
+  async finish(ending: RunEnding = "done"): Promise<MessageHandle[]> {
+    this.view.finish(ending);
     this.ending = true;
     this.kick();
     await this.loop;
     if (this.failure) throw this.failure.error;
-    return this.segments.flatMap((s) => (s.handle ? [s.handle] : []));
+    return this.segments.flatMap((s) => (s.handle && !s.viewOnly ? [s.handle] : []));
   }
 
   private kick(): void {
@@ -134,10 +149,12 @@ export class ReplyWriter {
       if (seg.done) continue;
       if (seg.final === undefined) return this.liveStep(seg);
       const blank = seg.final.trim() === "" && !seg.handle;
-      if (blank || (!seg.stream && seg.handle && seg.shown === seg.final)) {
+      const viewShown = (seg.shownView ?? "") === this.viewOf(seg).key;
+      if (blank || (!seg.stream && seg.handle && seg.shown === seg.final && viewShown)) {
         seg.done = true;
         continue;
       }
+      if (seg.stream && !viewShown) return this.at(true, () => this.calls.progressStream(seg));
       return seg.stream
         ? this.at(true, () => this.calls.finishStream(seg))
         : this.at(this.called, () => this.calls.deliverFinal(seg));
@@ -155,7 +172,8 @@ export class ReplyWriter {
 
   /** Freezes chunks that outgrew the limit (or a native stream about to expire). */
   private layout(): void {
-    if (this.text.length === 0) return;
+    // Before any text, a segment exists only for a view to show.
+    if (this.segments.length === 0 && this.text.length === 0 && (this.ending || !this.view.live())) return;
     if (this.md.text !== this.text) this.md = new MarkdownText(this.text, this.measure);
     if (this.segments.length === 0) this.segments.push({ start: 0, reopen: false });
     for (;;) {
@@ -175,11 +193,25 @@ export class ReplyWriter {
         }
       }
       if (this.ending) {
-        if (live.start >= this.text.length) live.done = !live.handle;
-        else live.final = this.md.tail(live.start, live.reopen);
+        if (live.start < this.text.length) live.final = this.finalText(live);
+        else if (!live.handle) live.done = true;
+        else {
+          // Posted for the view alone and the run wrote nothing: it ends as the summary, never a stale view.
+          live.final = this.view.endLine();
+          live.viewOnly = true;
+        }
       }
       return;
     }
+  }
+
+  /** The last chunk's final text: the model's text, then the summary line when it is kept and fits. */
+  private finalText(live: Segment): string {
+    const tail = this.md.tail(live.start, live.reopen);
+    const line = live.stream ? "" : this.view.summaryLine();
+    if (!line || fenceAtEnd(tail)) return tail;
+    const withLine = `${tail.trimEnd()}\n\n${line}`;
+    return this.md.size(withLine) <= this.limit() ? withLine : tail;
   }
 
   /** Whether the live chunk no longer fits `room` once converted. */
@@ -212,25 +244,64 @@ export class ReplyWriter {
 
   private liveStep(seg: Segment): Step {
     if (seg.stream) {
-      if (this.display(seg) === seg.shown) return { at: this.rotateAt(seg) };
-      return this.at(true, () => this.calls.updateStream(seg));
+      const textDue = this.display(seg) !== seg.shown;
+      const viewDue = this.viewOf(seg).key !== (seg.shownView ?? "");
+      // Text and view take turns, so a steady stream of text cannot hold a stale view.
+      if (viewDue && (!textDue || seg.viewNext)) return this.at(true, () => this.calls.progressStream(seg));
+      if (textDue) return this.at(true, () => this.calls.updateStream(seg));
+      return { at: this.rotateAt(seg) };
     }
     if (!this.o.channel.capabilities.edits && this.calls.streamsOff) return { at: Number.POSITIVE_INFINITY };
-    // Platforms refuse blank messages: wait for visible text before posting.
-    if (!seg.handle)
-      return this.display(seg).trim() ? this.at(this.called, () => this.calls.open(seg)) : { at: Number.POSITIVE_INFINITY };
-    if (this.display(seg) === seg.shown) return { at: Number.POSITIVE_INFINITY };
+    // Platforms refuse blank messages: wait for visible text (or a view worth a message of its own).
+    if (!seg.handle) {
+      if (this.md.tail(seg.start, seg.reopen).trim()) return this.at(this.called, () => this.calls.open(seg));
+      return this.viewOnlyStep(seg);
+    }
+    if (this.display(seg) === seg.shown && this.viewOf(seg).key === (seg.shownView ?? "")) {
+      return { at: Number.POSITIVE_INFINITY };
+    }
     return this.at(true, () => this.calls.editLive(seg));
   }
 
-  /** The intermediate text: repaired Markdown plus running tools; raw for native streams. */
+  /**
+   * Before the reply's first text: post the message for the view alone once the view has had
+   * something to show for a moment, where the view can show (text lines, or a channel that shows
+   * it itself; a native stream shows it through `progress()`, or nothing until the text comes).
+   */
+  private viewOnlyStep(seg: Segment): Step {
+    const idle = { at: Number.POSITIVE_INFINITY };
+    const { inText, inContent } = this.view;
+    if (seg !== this.segments[0] || !(inContent || inText) || !this.view.live()) return idle;
+    const at = this.view.viewOnlyAt ?? Number.POSITIVE_INFINITY;
+    return Date.now() < at ? { at } : this.at(this.called, () => this.calls.open(seg));
+  }
+
+  /**
+   * The view `seg` carries beside its text, for a channel that shows it itself or a native stream
+   * with `progress()`: the live view on the live segment, the final one once the reply ended, and
+   * an empty one on segments before the last. Text channels carry the view in `display` instead.
+   */
+  private viewOf(seg: Segment): KeyedView {
+    const beside = seg.stream ? seg.stream.progress !== undefined : this.view.inContent;
+    if (!beside) return NO_VIEW;
+    const keyed = seg !== this.segments.at(-1) ? NO_VIEW : seg.final === undefined ? this.view.liveView() : this.view.finalView();
+    // A stream keeps what it was last shown until told otherwise: an empty view clears it.
+    return keyed.view || !seg.stream ? keyed : { view: this.view.emptyView(), key: "" };
+  }
+
+  /** The intermediate text: repaired Markdown with the progress view under it; raw for native streams. */
   private display(seg: Segment): string {
     const tail = this.md.tail(seg.start, seg.reopen);
     // A plain-text channel (a terminal) shows raw text; repairs would have to be taken back later.
     if (seg.stream || (!this.calls.streamsOff && !seg.handle) || this.o.channel.capabilities.markdown === "plain") return tail;
-    const tools = [...this.tools.values()];
-    const toolLine = tools.length > 0 ? `\n\n⏳ _${tools.at(-1)!.slice(0, 40)}…_` : "";
-    const shown = repairMarkdown(tail) + toolLine;
-    return this.md.size(shown) <= this.limit() ? shown : tail;
+    const text = repairMarkdown(tail);
+    const live = seg === this.segments.at(-1) && seg.final === undefined;
+    const limit = this.limit();
+    // The view goes when it does not fit, in its compact form first; the text never does.
+    for (const lines of live ? this.view.textForms() : []) {
+      const shown = text.trim() ? `${text.trimEnd()}\n\n${lines}` : lines;
+      if (this.md.size(shown) <= limit) return shown;
+    }
+    return this.md.size(text) <= limit ? text : tail;
   }
 }

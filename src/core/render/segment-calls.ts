@@ -3,10 +3,11 @@
  * its native stream (started, updated, finished, or abandoned for message edits when it breaks),
  * its edits, and its exact final text, posted anew when the message cannot be edited.
  */
-import type { Channel, ConversationRef, MessageHandle, NativeStream } from "../../channels/types.js";
+import type { Channel, ConversationRef, MessageHandle, NativeStream, OutboundContent } from "../../channels/types.js";
 import { NotModifiedError, PlatformNotFoundError, PlatformRateLimitError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import type { Outbound } from "./outbound.js";
+import type { KeyedView } from "./reply-progress.js";
 
 /** Tries at finishing a native stream before falling back to message edits. */
 const STREAM_FINISH_ATTEMPTS = 3;
@@ -28,6 +29,12 @@ export interface Segment {
   fragile?: boolean;
   /** What the user sees now. */
   shown?: string;
+  /** The key of the progress view shown beside the text (content or stream); "" or unset for none. */
+  shownView?: string;
+  /** Posted for the progress view alone, and the run wrote no text into it: not one of the reply's text messages. */
+  viewOnly?: boolean;
+  /** A native stream's last call was a text update: a due view goes next. */
+  viewNext?: boolean;
   done?: boolean;
   /** Length of the live text when it was last measured against the limit. */
   checked?: number;
@@ -45,10 +52,12 @@ export interface SegmentCallOptions {
 
 /** What the calls read from the writer: the text a segment shows now. */
 export interface SegmentText {
-  /** The intermediate text of `seg` (repaired Markdown plus running tools; raw for native streams). */
+  /** The intermediate text of `seg` (repaired Markdown with the progress view's lines; raw for native streams). */
   display(seg: Segment): string;
   /** The text of `seg` from its start to the reply's end, as written so far. */
   tail(seg: Segment): string;
+  /** The progress view `seg` shows beside its text (a channel's own view, a stream's `progress()`). */
+  view(seg: Segment): KeyedView;
   /** Whether the reply made a platform call yet (the first post need not wait). */
   called(): boolean;
 }
@@ -71,14 +80,30 @@ export class SegmentCalls {
     this.o.onVisible();
   }
 
+  /** Whether `seg` holds text the user can read (not only the progress view). */
+  private hasText(seg: Segment): boolean {
+    return this.host.tail(seg).trim() !== "";
+  }
+
+  /** What a message shows: its text, and the progress view for a channel that shows it itself. */
+  private content(text: string, keyed: KeyedView): OutboundContent {
+    return this.o.channel.capabilities.progressView && keyed.view ? { text, progress: keyed.view } : { text };
+  }
+
   async open(seg: Segment): Promise<void> {
     if (!this.streamsOff && (await this.startStream(seg))) return;
     if (this.streamsOff && !this.o.channel.capabilities.edits) return;
     const text = this.host.display(seg);
+    const keyed = this.host.view(seg);
     try {
-      seg.handle = await this.o.out.call("send", () => this.o.channel.send(this.o.ref, { text }), this.host.called());
+      seg.handle = await this.o.out.call(
+        "send",
+        () => this.o.channel.send(this.o.ref, this.content(text, keyed)),
+        this.host.called(),
+      );
       seg.shown = text;
-      this.visibleNow();
+      seg.shownView = keyed.key;
+      if (this.hasText(seg)) this.visibleNow();
     } catch (err) {
       if (!(err instanceof PlatformRateLimitError)) this.o.logger.warn({ err }, "posting the reply failed; will retry");
     }
@@ -103,7 +128,12 @@ export class SegmentCalls {
     seg.stream = stream;
     seg.handle = stream.handle;
     seg.streamStartedAt = Date.now();
-    await this.updateStream(seg, false);
+    if (this.hasText(seg)) await this.updateStream(seg, false);
+    else {
+      // Opened for the progress view alone: the stream shows it, or nothing until the text comes.
+      seg.shown = "";
+      await this.progressStream(seg, false);
+    }
     return true;
   }
 
@@ -112,11 +142,33 @@ export class SegmentCalls {
     try {
       await this.o.out.call("stream", () => seg.stream!.update(text), paced);
       seg.shown = text;
-      this.visibleNow();
+      seg.viewNext = true;
+      if (text.trim()) this.visibleNow();
     } catch (err) {
       if (err instanceof NotModifiedError) seg.shown = text;
       else if (!(err instanceof PlatformRateLimitError)) await this.abandonStream(seg, err);
     }
+  }
+
+  /**
+   * Shows the progress view in `seg`'s native stream, paced like an update. A view the stream
+   * refused is not tried again (the text matters; the view is decoration), except after a 429.
+   */
+  async progressStream(seg: Segment, paced = true): Promise<void> {
+    const stream = seg.stream;
+    const { view, key } = this.host.view(seg);
+    seg.viewNext = false;
+    if (!stream?.progress || !view || key === (seg.shownView ?? "")) {
+      seg.shownView = key;
+      return;
+    }
+    try {
+      await this.o.out.call("stream", () => stream.progress!(view), paced);
+    } catch (err) {
+      if (err instanceof PlatformRateLimitError) return;
+      if (!(err instanceof NotModifiedError)) this.o.logger.warn({ err }, "the native stream did not take the progress view");
+    }
+    seg.shownView = key;
   }
 
   async finishStream(seg: Segment): Promise<void> {
@@ -126,7 +178,7 @@ export class SegmentCalls {
       await this.o.out.deliver("stream", () => seg.stream!.finish(final), true, STREAM_FINISH_ATTEMPTS);
       seg.shown = final;
       seg.done = true;
-      this.visibleNow();
+      if (!seg.viewOnly) this.visibleNow();
     } catch (err) {
       await this.abandonStream(seg, err);
     }
@@ -139,6 +191,7 @@ export class SegmentCalls {
     const stream = seg.stream!;
     seg.stream = undefined;
     seg.shown = undefined;
+    seg.shownView = undefined;
     seg.fragile = true;
     if (!this.o.channel.capabilities.edits) seg.handle = undefined;
     const soFar = seg.final ?? this.host.tail(seg);
@@ -151,12 +204,17 @@ export class SegmentCalls {
 
   async editLive(seg: Segment): Promise<void> {
     const text = this.host.display(seg);
+    const keyed = this.host.view(seg);
     try {
-      await this.o.out.call("edit", () => this.o.channel.edit(seg.handle!, { text }), true);
+      await this.o.out.call("edit", () => this.o.channel.edit(seg.handle!, this.content(text, keyed)), true);
       seg.shown = text;
+      seg.shownView = keyed.key;
+      if (this.hasText(seg)) this.visibleNow();
     } catch (err) {
-      if (err instanceof NotModifiedError) seg.shown = text;
-      else if (err instanceof PlatformRateLimitError) return;
+      if (err instanceof NotModifiedError) {
+        seg.shown = text;
+        seg.shownView = keyed.key;
+      } else if (err instanceof PlatformRateLimitError) return;
       else if (err instanceof PlatformNotFoundError || seg.fragile) this.dropHandle(seg, err);
       else this.o.logger.warn({ err }, "editing the reply failed; will try again with newer text");
     }
@@ -166,6 +224,7 @@ export class SegmentCalls {
     this.o.logger.warn({ err }, "the reply's message cannot be edited; posting a new one");
     seg.handle = undefined;
     seg.shown = undefined;
+    seg.shownView = undefined;
     seg.fragile = false;
   }
 
@@ -177,24 +236,45 @@ export class SegmentCalls {
   async deliverFinal(seg: Segment): Promise<void> {
     const final = seg.final!;
     const { channel, out, ref } = this.o;
+    const keyed = this.host.view(seg);
+    const content = this.content(final, keyed);
+    if (seg.viewOnly) return this.closeViewOnly(seg, content, keyed.key);
     let stale: MessageHandle | undefined;
     if (seg.handle && channel.capabilities.edits) {
       try {
-        await out.deliver("edit", () => channel.edit(seg.handle!, { text: final }), true, seg.fragile ? 1 : undefined);
+        await out.deliver("edit", () => channel.edit(seg.handle!, content), true, seg.fragile ? 1 : undefined);
         seg.shown = final;
+        seg.shownView = keyed.key;
         seg.done = true;
+        if (final.trim()) this.visibleNow();
         return;
       } catch (err) {
         if (!(err instanceof PlatformNotFoundError)) stale = seg.handle;
         this.dropHandle(seg, err);
       }
     }
-    const handle = await out.deliver("send", () => channel.send(ref, { text: final }), this.host.called());
+    const handle = await out.deliver("send", () => channel.send(ref, content), this.host.called());
     seg.handle = handle;
     seg.shown = final;
+    seg.shownView = keyed.key;
     seg.done = true;
     this.visibleNow();
     if (stale) await this.pointToCopy(stale);
+  }
+
+  /**
+   * A message posted for the progress view alone, in a reply that wrote no text: one edit to its
+   * end line, so no stale view stays. It is not the reply, so it is never posted anew.
+   */
+  private async closeViewOnly(seg: Segment, content: OutboundContent, key: string): Promise<void> {
+    try {
+      await this.o.out.deliver("edit", () => this.o.channel.edit(seg.handle!, content), true, 1);
+    } catch (err) {
+      this.o.logger.warn({ err }, "could not clear the progress view of a reply that wrote nothing");
+    }
+    seg.shown = content.text;
+    seg.shownView = key;
+    seg.done = true;
   }
 
   /** One try at replacing a partial that a new copy superseded with a pointer to it. */

@@ -2,9 +2,10 @@
  * `renderRun`: one run's events, rendered into the chat.
  *
  * - `text` deltas stream into messages (or native streams) through the {@link ReplyWriter}.
- * - `tool_start`/`tool_end` are shown subtly: while a tool runs and a message is already
- *   visible, intermediate texts carry a last line `⏳ _tool…_`. The final text never does,
- *   and native streams never show it (they may only append).
+ * - Every event also feeds the reply's progress view (src/core/progress/, `options.progress`):
+ *   tool calls, their own progress text, the plan, subagent tasks, approvals, reasoning. It shows
+ *   under the live text, in the channel's own view, or through a native stream's `progress()`;
+ *   the final text never holds it, only its summary line when that is kept.
  * - `clarification` completes the text so far, then posts the question.
  * - `error` completes the text so far, then posts `⚠️ <message>`. An event stream that throws
  *   is reported as code `internal` with a generic notice; the cause goes to the log.
@@ -18,6 +19,7 @@ import { noticeMarkdown, postChunked } from "./notice.js";
 import { Outbound } from "./outbound.js";
 import { questionContent } from "./question.js";
 import { ReplyWriter } from "./reply.js";
+import { ReplyProgress } from "./reply-progress.js";
 import { editInterval, type RenderOptions, type RenderOutcome } from "./types.js";
 import { TypingLoop } from "./typing.js";
 
@@ -44,11 +46,12 @@ export async function renderRun(events: AsyncIterable<RunEvent>, options: Render
     void typing.stop();
     hooks.onFirstVisible?.();
   };
-  const writer = new ReplyWriter({ channel, ref, logger, out, onVisible });
+  const progress = new ReplyProgress(channel, options.progress, options.scrub);
+  const writer = new ReplyWriter({ channel, ref, logger, out, onVisible, progress });
   typing.start();
   try {
     const ending = await consume(events, writer, logger);
-    const messages = await writer.finish();
+    const messages = await writer.finish(ending.type);
     if (ending.type === "done") return { kind: "done", text: writer.current, messages };
     await typing.stop();
     if (ending.type === "error") {
@@ -71,15 +74,10 @@ export async function renderRun(events: AsyncIterable<RunEvent>, options: Render
 async function consume(events: AsyncIterable<RunEvent>, writer: ReplyWriter, logger: Logger): Promise<Ending> {
   try {
     for await (const event of events) {
+      writer.progress(event);
       switch (event.type) {
         case "text":
           writer.append(event.delta);
-          break;
-        case "tool_start":
-          writer.tool(event.id, event.name);
-          break;
-        case "tool_end":
-          writer.tool(event.id, undefined);
           break;
         case "done":
           if (event.text.length > writer.current.length && event.text.startsWith(writer.current)) {

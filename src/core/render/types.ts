@@ -31,6 +31,8 @@ export interface RenderOptions {
   retryBudgetMs?: number;
   /** What the reply shows of the agent's work (src/core/progress/); absent = compact, no summary, no reasoning. */
   progress?: ProgressSettings;
+  /** Hides configured secret values in what the progress view shows (the logs' scrubber); credential-looking values are hidden anyway. */
+  scrub?: (text: string) => string;
 }
 
 /**
@@ -38,7 +40,10 @@ export interface RenderOptions {
  * question and the error notice are not among them.
  */
 export type RenderOutcome =
-  /** The run finished; `text` is the whole reply exactly as delivered (empty if it said nothing). */
+  /**
+   * The run finished; `text` is the whole reply exactly as the agent wrote and the chat shows it
+   * (empty if it said nothing), without the progress view's summary line.
+   */
   | { kind: "done"; text: string; messages: MessageHandle[] }
   /** The run paused on a question, now posted as `question`. */
   | { kind: "clarification"; clarification: Clarification; question: MessageHandle; messages: MessageHandle[] }

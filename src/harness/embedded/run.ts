@@ -10,6 +10,7 @@ import { Command } from "@langchain/langgraph";
 import { AntlerError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { userContent } from "../content.js";
+import { cutOffMessages } from "../cut-off.js";
 import type { AgentHealth } from "../health.js";
 import { pendingInterrupts, resumeValue } from "../interrupts.js";
 import type { LocalGraph } from "../local-graph.js";
@@ -100,9 +101,9 @@ export class LocalRunner {
       let input: unknown;
       try {
         input =
-          settled && kind === "run" && typeof text === "string"
+          settled && kind === "run" && typeof text === "string" && !options.interrupted
             ? newMessage(text, options.images)
-            : await this.#input(threadId, kind, text, run.before, options.interruptId, options.images);
+            : await this.#input(threadId, kind, text, run.before, options);
       } catch (err) {
         run.ended = true;
         if (err instanceof AntlerError && err.code === "approval_invalid") {
@@ -136,8 +137,7 @@ export class LocalRunner {
     kind: RunKind,
     text: string | ApprovalAnswer,
     before: Set<string>,
-    interruptId?: string,
-    images?: RunImage[],
+    { interruptId, images, interrupted }: RunOptions,
   ): Promise<unknown> {
     const { graph } = this.#o;
     const state = await graph.getState({ configurable: { thread_id: threadId } });
@@ -153,7 +153,9 @@ export class LocalRunner {
       // No run of ours is active, yet tool calls are open: the process running it died.
       await repairThread(graph, threadId, { reason: "failed" });
     }
-    return newMessage(text, images);
+    const cutOff = interrupted ? cutOffMessages(interrupted, messagesOf(state.values)) : [];
+    for (const m of cutOff) if (m.id) before.add(m.id);
+    return newMessage(text, images, cutOff);
   }
 
   async *#stream(
@@ -179,7 +181,7 @@ export class LocalRunner {
             thread_id: threadId,
             ...(options.conversation ? { [CONVERSATION_CONFIG_KEY]: options.conversation } : {}),
           },
-          streamMode: ["messages", "updates"],
+          streamMode: ["messages", "updates", "custom"],
           signal,
           recursionLimit: this.#o.recursionLimit,
           context,
@@ -232,9 +234,13 @@ export class LocalRunner {
   }
 }
 
-/** The graph input of a run: the user's message, with its images as blocks after the text. */
-function newMessage(text: string, images?: RunImage[]): { messages: BaseMessage[] } {
-  return { messages: [new HumanMessage({ content: userContent(text, images) as HumanMessage["content"], id: randomUUID() })] };
+/**
+ * The graph input of a run: the user's message, with its images as blocks after the text, after
+ * `lead` (the cut-off reply it interrupted, see cut-off.ts).
+ */
+function newMessage(text: string, images?: RunImage[], lead: BaseMessage[] = []): { messages: BaseMessage[] } {
+  const user = new HumanMessage({ content: userContent(text, images) as HumanMessage["content"], id: randomUUID() });
+  return { messages: [...lead, user] };
 }
 
 /** The messages of a thread's state values. */

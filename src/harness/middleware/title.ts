@@ -9,6 +9,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { type BaseMessage, HumanMessage, isAIMessage, isHumanMessage, SystemMessage } from "@langchain/core/messages";
 import { createMiddleware } from "langchain";
 import { z } from "zod";
+import { withoutCutOffMark } from "../cut-off.js";
 import { reportUsage, type UsageTarget, usageOf } from "../usage.js";
 
 export const TITLE = "Title";
@@ -47,7 +48,9 @@ export function titleMiddleware(options: TitleOptions = {}) {
       if (state.title) return undefined;
       const messages: BaseMessage[] = state.messages;
       const user = messages.find((m) => isHumanMessage(m))?.text ?? "";
-      const reply = messages.findLast((m) => isAIMessage(m) && m.text)?.text ?? "";
+      // A reply cut off by a new message reads as the user saw it, without the mark for the model.
+      const replies = messages.filter((m) => isAIMessage(m)).map((m) => withoutCutOffMark(m.text));
+      const reply = replies.findLast((t) => t.trim() !== "") ?? "";
       if (!user) return undefined;
       let title = "";
       if (options.model) {

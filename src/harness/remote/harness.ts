@@ -39,9 +39,10 @@ import type {
   ThreadInfo,
 } from "../types.js";
 import type { UsageSink, UsageTarget } from "../usage.js";
+import { runInput } from "./cut-off.js";
 import { loggable, toRemoteFailure } from "./errors.js";
 import { endedWithQuestion, messagesIn } from "./messages.js";
-import { finishRun, handlePart, type RemoteRun, STREAM_MODES, type StreamPart, userInput } from "./stream.js";
+import { finishRun, handlePart, type RemoteRun, STREAM_MODES, type StreamPart } from "./stream.js";
 import { ServerThreads, TAG_KEY } from "./threads.js";
 
 export interface RemoteHarnessOptions {
@@ -223,7 +224,7 @@ export class RemoteHarness implements Harness {
     const payload =
       start.kind === "resume"
         ? await this.#threads.resumePayload(threadId, start.text, options.interruptId)
-        : { input: userInput(start.text, options.images) };
+        : { input: await runInput(this.#client, threadId, start.text, options) };
     if (!payload) return undefined;
     return this.#client.runs.stream(threadId, this.#settings.assistant_id, {
       ...payload,

@@ -41,12 +41,15 @@ export function messagesIn(values: unknown): BaseMessage[] {
 
 /**
  * A streamed `messages-tuple` part as the translator takes it: AI text as a chunk (the server
- * sends streamed tokens and whole node outputs alike as `type: "ai"`), anything else as is.
+ * sends streamed tokens and whole node outputs alike as `type: "ai"`), with its
+ * `additional_kwargs` (reasoning rides there), anything else as is.
  */
 export function toStreamedMessage(value: unknown): BaseMessage | undefined {
   if (!isMessageDict(value)) return undefined;
   if (value.type === "ai" || value.type === "AIMessageChunk") {
-    return new AIMessageChunk({ content: value.content as never, id: typeof value.id === "string" ? value.id : undefined });
+    const kwargs = isDict(value.additional_kwargs) ? value.additional_kwargs : {};
+    const id = typeof value.id === "string" ? value.id : undefined;
+    return new AIMessageChunk({ content: value.content as never, id, additional_kwargs: kwargs });
   }
   return toMessage(value);
 }

@@ -1,6 +1,6 @@
 /**
- * One remote run's stream: the parts the server sends (`messages-tuple` for the reply text,
- * `updates` for tools and interrupts, `values` for the state) turned into RunEvents, and the
+ * One remote run's stream: the parts the server sends (`messages-tuple` for the reply text and
+ * reasoning, `updates` for tools and interrupts, `values` for the state, `custom` for progress) turned into RunEvents, and the
  * closing event read from the state the run left, so the reply is exactly what the server stored.
  */
 import { randomUUID } from "node:crypto";
@@ -14,7 +14,12 @@ import type { RunEvent, RunImage } from "../types.js";
 import { RemoteRunError } from "./errors.js";
 import { endedWithQuestion, messagesIn, toStreamedMessage, toUpdate } from "./messages.js";
 
-export const STREAM_MODES: Array<"messages-tuple" | "updates" | "values"> = ["messages-tuple", "updates", "values"];
+export const STREAM_MODES: Array<"messages-tuple" | "updates" | "values" | "custom"> = [
+  "messages-tuple",
+  "updates",
+  "values",
+  "custom",
+];
 
 /** One part of the server's stream. */
 export type StreamPart = { event: string; data: unknown };
@@ -61,6 +66,8 @@ export function handlePart(part: StreamPart, run: RemoteRun): RunEvent[] {
     const m = toStreamedMessage(message);
     return m ? run.translator.handle("messages", [m, meta]) : [];
   }
+  // A tool's progress counts from any depth: a subagent's tools report through it too.
+  if (mode === "custom") return run.translator.handle("custom", part.data);
   // Tool events and state come from the top graph only; subgraph text streams above when asked for.
   if (namespace !== undefined) return [];
   if (mode === "updates") return run.translator.handle("updates", toUpdate(part.data));

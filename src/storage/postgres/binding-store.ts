@@ -127,6 +127,30 @@ class PostgresTenantStore extends PostgresScheduleStore implements BindingStore 
     );
   }
 
+  async conversationSetting(key: string, name: string): Promise<string | undefined> {
+    const [row] = await this.rows<{ value: string }>(
+      "SELECT value FROM antler_conversation_settings WHERE tenant = $1 AND key = $2 AND name = $3",
+      [this.tenant, key, name],
+    );
+    return row?.value;
+  }
+
+  async setConversationSetting(key: string, name: string, value: string | undefined): Promise<void> {
+    if (value === undefined) {
+      await this.rows("DELETE FROM antler_conversation_settings WHERE tenant = $1 AND key = $2 AND name = $3", [
+        this.tenant,
+        key,
+        name,
+      ]);
+      return;
+    }
+    await this.rows(
+      `INSERT INTO antler_conversation_settings (tenant, key, name, value, updated_at) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (tenant, key, name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+      [this.tenant, key, name, value, this.shared.now()],
+    );
+  }
+
   async setPending(q: PendingQuestion): Promise<void> {
     const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
     await this.rows(

@@ -163,8 +163,21 @@ CREATE INDEX antler_schedules_order ON antler_schedules (tenant, created_at, seq
 CREATE INDEX antler_inbox_key ON antler_inbox (tenant, key, received_at, seq);
 `;
 
+/** Each conversation's own settings, by name (src/bindings/types.ts, `ConversationSettings`). */
+const SETTINGS = `
+CREATE TABLE antler_conversation_settings (
+  tenant text NOT NULL,
+  key text NOT NULL,
+  name text NOT NULL,
+  value text NOT NULL,
+  updated_at bigint NOT NULL,
+  PRIMARY KEY (tenant, key, name)
+);
+`;
+
 /** The steps in order; the schema's version is how many of them it has had. */
 export const STEPS: readonly string[] = [
   CREATE + rowSecurity(TABLES),
   SENDING + rowSecurity(["antler_outbox", "antler_schedules"]),
+  SETTINGS + rowSecurity(["antler_conversation_settings"]),
 ];

@@ -113,6 +113,26 @@ class SqliteTenantStore extends SqliteScheduleStore implements BindingStore {
     ).run(this.tenant, key, agent, this.conn.now());
   }
 
+  async conversationSetting(key: string, name: string): Promise<string | undefined> {
+    const row = this.sql("SELECT value FROM antler_conversation_settings WHERE tenant = ? AND key = ? AND name = ?").get(
+      this.tenant,
+      key,
+      name,
+    ) as { value: string } | undefined;
+    return row?.value;
+  }
+
+  async setConversationSetting(key: string, name: string, value: string | undefined): Promise<void> {
+    if (value === undefined) {
+      this.sql("DELETE FROM antler_conversation_settings WHERE tenant = ? AND key = ? AND name = ?").run(this.tenant, key, name);
+      return;
+    }
+    this.sql(
+      `INSERT INTO antler_conversation_settings (tenant, key, name, value, updated_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (tenant, key, name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+    ).run(this.tenant, key, name, value, this.conn.now());
+  }
+
   async setPending(q: PendingQuestion): Promise<void> {
     this.sql(
       `INSERT INTO antler_pending (tenant, thread_id, key, question_id, interrupt_id, question, options, kind, posted, created_at, asked_by, approval)

@@ -187,8 +187,20 @@ CREATE INDEX antler_schedules_order ON antler_schedules (tenant, created_at, seq
 CREATE INDEX antler_inbox_key ON antler_inbox (tenant, key, received_at);
 `;
 
+/** Each conversation's own settings, by name (src/bindings/types.ts, `ConversationSettings`). */
+const SETTINGS = `
+CREATE TABLE antler_conversation_settings (
+  tenant TEXT NOT NULL,
+  key TEXT NOT NULL,
+  name TEXT NOT NULL,
+  value TEXT NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (tenant, key, name)
+);
+`;
+
 /** The steps in order; the file's version is how many of them it has had. */
-const STEPS: ReadonlyArray<(db: Database.Database) => void> = [
+export const STEPS: ReadonlyArray<(db: Database.Database) => void> = [
   (db) => {
     db.exec(UNVERSIONED);
     // Files older than asked_by keep NULL there: anyone may answer their questions, as before.
@@ -206,19 +218,25 @@ const STEPS: ReadonlyArray<(db: Database.Database) => void> = [
   (db) => {
     db.exec(SENDING);
   },
+  (db) => {
+    db.exec(SETTINGS);
+  },
 ];
 
-/** Brings `db` up to the newest schema; does nothing on a file that is already there. */
-export function migrate(db: Database.Database, now: number): void {
+/**
+ * Brings `db` up to the newest schema; does nothing on a file that is already there. `steps` is
+ * for tests, which write a file as an older Antler left it by giving the first few.
+ */
+export function migrate(db: Database.Database, now: number, steps: typeof STEPS = STEPS): void {
   const run = db.transaction(() => {
     db.exec("CREATE TABLE IF NOT EXISTS antler_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)");
     const { version } = db.prepare("SELECT COALESCE(MAX(version), 0) AS version FROM antler_migrations").get() as {
       version: number;
     };
-    if (version > STEPS.length)
-      throw new Error(`[antler] [bindings] the database is at schema version ${version}; this Antler knows ${STEPS.length}`);
+    if (version > steps.length)
+      throw new Error(`[antler] [bindings] the database is at schema version ${version}; this Antler knows ${steps.length}`);
     const record = db.prepare("INSERT INTO antler_migrations (version, applied_at) VALUES (?, ?)");
-    STEPS.slice(version).forEach((step, i) => {
+    steps.slice(version).forEach((step, i) => {
       step(db);
       record.run(version + i + 1, now);
     });

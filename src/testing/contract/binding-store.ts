@@ -4,13 +4,14 @@
  * published as `antler/testing`, so a store of your own runs the same checks. It needs vitest.
  *
  * The suite has parts along the store's concerns (bindings, pending questions, the inbox, the
- * outbox and the schedules: outbox.ts, schedules.ts), the
- * tenants they are kept apart by, a restart, and the replica methods. `skip` leaves a part out,
+ * outbox, the schedules and the conversations' settings: outbox.ts, schedules.ts,
+ * conversation-settings.ts), the tenants they are kept apart by, a restart, and the replica methods. `skip` leaves a part out,
  * and must say why; `restart` needs `reopen` and `replicas` needs `openReplica` unless skipped.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type BindingStore, DEFAULT_TENANT, type PendingQuestion } from "../../bindings/types.js";
 import { replicaContract } from "./binding-store-replicas.js";
+import { settingsPart } from "./conversation-settings.js";
 import { outboxEntry, outboxPart } from "./outbox.js";
 import { scheduleOf, schedulesPart } from "./schedules.js";
 
@@ -20,6 +21,7 @@ export const BINDING_STORE_PARTS = [
   "inbox",
   "outbox",
   "schedules",
+  "settings",
   "tenants",
   "restart",
   "replicas",
@@ -96,6 +98,7 @@ export function bindingStoreContract(label: string, open: OpenBindingStore, opti
       inbox: () => inboxPart(s),
       outbox: () => outboxPart(s),
       schedules: () => schedulesPart(s),
+      settings: () => settingsPart(s),
       tenants: () => tenantsPart(s),
       restart: () => {
         if (options.reopen) restartPart(s, options.reopen);
@@ -358,13 +361,17 @@ function restartPart(s: StoreUnderTest, reopen: OpenBindingStore): void {
     await s.store.recordInbound({ channel: "tg", eventId: "1", key: "k", payload: {} });
     await s.store.setInboxState("tg", "1", "running");
     await s.store.setChosenAgent("k", "research");
+    await s.store.setConversationSetting("k", "queue", "steer");
     await s.store.forTenant("a").bindThread("k", "t-a", "support");
+    await s.store.forTenant("a").setConversationSetting("k", "queue", "collect");
     await s.store.enqueueOutbound(outboxEntry("o1"));
     await s.store.claimOutbound("r1", ["tg"], s.now, 1_000, 1);
     await s.store.putSchedule(scheduleOf("s1", s.now + 60));
     await s.store.close();
     s.store = await reopen(s.clock);
     expect(await s.store.chosenAgent("k")).toBe("research");
+    expect(await s.store.conversationSetting("k", "queue")).toBe("steer");
+    expect(await s.store.forTenant("a").conversationSetting("k", "queue")).toBe("collect");
     expect(await s.store.forTenant("a").currentBinding("k")).toMatchObject({ threadId: "t-a", agent: "support" });
     expect(await s.store.currentThread("k")).toBe("t1");
     expect((await s.store.findPendingByQuestionId("q1"))?.question).toBe("Which one?");

@@ -2,7 +2,8 @@
  * The harness contract suite: what every agent backend must do for the chat core, whatever runs
  * the agent (the embedded agent, a user's graph, a LangGraph API server, a `Harness` class of
  * your own). Each backend's test file calls `harnessContract(label, start)`; `start` gives a
- * harness whose agent talks to the mock model (mock-model.ts) and can call `ask_clarification`.
+ * harness whose agent talks to the mock model (mock-model.ts) and can call `ask_clarification`
+ * and `progressTool()`'s `run_steps` (tools.ts).
  * It is published as `antler/testing`, so a backend loaded by `backend: "module:Export"` runs
  * the same checks. A backend may skip a test only by saying why.
  */
@@ -11,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Harness, RunEvent } from "../../harness/types.js";
 import type { MockModel } from "../mock-model.js";
 import { collect, deltas, last, runUntil } from "../runs.js";
+import { continuesAfterAnInterrupt, reportsToolProgress, showsTheCutOffReply, streamsReasoningApart } from "./harness-live.js";
 
 export interface HarnessSubject {
   harness: Harness;
@@ -43,6 +45,10 @@ const TESTS = {
   busy: "a second run on a busy thread gets a busy error; other threads run",
   thread: "getThread reports the pending question and the history",
   history: "history() reads the conversation back: user, reply, and an answered question with its answer",
+  progress: "a tool's progress arrives between its tool_start and tool_end, with its call id",
+  reasoning: "the model's reasoning streams as reasoning events, never as reply text",
+  interrupted: "a run after a cut-off reply shows the model that reply, marked, before the new message",
+  interrupt: "after a cancelled run, the next run marks the kept partial instead of repeating it",
 } as const;
 
 function history(mock: MockModel): string[] | undefined {
@@ -90,6 +96,10 @@ const CHECKS: Record<HarnessContractTest, (current: Current) => Promise<void>> =
   busy: refusesABusyThread,
   thread: reportsTheThread,
   history: readsTheHistoryBack,
+  progress: reportsToolProgress,
+  reasoning: streamsReasoningApart,
+  interrupted: showsTheCutOffReply,
+  interrupt: continuesAfterAnInterrupt,
 };
 
 async function streamsTheReply({ h, mock, thread }: Current): Promise<void> {

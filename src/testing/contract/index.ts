@@ -12,17 +12,18 @@ import { afterEach, beforeEach, describe, expect } from "vitest";
 import type { ContractDriver } from "../driver.js";
 import { freePort, startTestGateway, type TestGateway, type TestGatewayOptions } from "../gateway.js";
 import { startMockModel } from "../mock-model.js";
-import { recordingTools } from "../tools.js";
+import { progressTool, recordingTools } from "../tools.js";
 import { APPROVALS, approvalContract } from "./approval.js";
 import { conversationContract } from "./conversation.js";
 import { deliveryContract } from "./delivery.js";
+import { followupsContract } from "./followups.js";
 import { groupContract, withApprover } from "./group.js";
 import { lifecycleContract } from "./lifecycle.js";
 import { CONTRACT_MAX_FILE_MB, mediaContract } from "./media.js";
 import { routesContract } from "./routes.js";
 import { CONTRACT_PARTS, type ContractContext, type ContractPart } from "./shared.js";
 
-export { CONTRACT_PARTS, type ContractContext, type ContractPart } from "./shared.js";
+export { CONTRACT_PARTS, type ContractContext, type ContractPart, OPTIONAL_PARTS } from "./shared.js";
 
 /** A part left out, and why (the reason shows in the test report). */
 export interface ContractSkip {
@@ -33,8 +34,10 @@ export interface ContractSkip {
 export interface ChannelContractOptions {
   /** More gateway options per test, e.g. another agent backend (and the model behind it). */
   gateway?: () => Promise<Partial<TestGatewayOptions>>;
-  /** Run only these parts (default: all). */
+  /** Run only these parts (default: every part of `CONTRACT_PARTS`). */
   parts?: ContractPart[];
+  /** Optional parts to run as well (`OPTIONAL_PARTS`, e.g. `followups`). */
+  also?: ContractPart[];
   /** Parts to leave out; each needs a reason. */
   skip?: ContractSkip[];
 }
@@ -47,6 +50,7 @@ const PARTS: Record<ContractPart, (current: () => ContractContext) => void> = {
   group: groupContract,
   approval: approvalContract,
   media: mediaContract,
+  followups: followupsContract,
 };
 
 export function channelContract(
@@ -100,7 +104,7 @@ export function channelContract(
       if (!ctx) throw new Error("the contract's gateway is not running");
       return ctx;
     };
-    for (const part of options.parts ?? CONTRACT_PARTS) {
+    for (const part of [...(options.parts ?? CONTRACT_PARTS), ...(options.also ?? [])]) {
       const skipped = options.skip?.find((s) => s.part === part);
       if (skipped) describe.skip(`${part} (skipped: ${skipped.reason})`, () => PARTS[part](current));
       else PARTS[part](current);
@@ -135,7 +139,7 @@ async function gatewayFor(driver: ContractDriver, port: number, options: Channel
       media: { max_file_mb: CONTRACT_MAX_FILE_MB, transcription: { base_url: model.url }, ...(sections.media as object) },
     },
     ...(agent ? { agent } : {}),
-    tools: [...(given.tools ?? []), ...recording.tools],
+    tools: [...(given.tools ?? []), ...recording.tools, progressTool()],
     channels,
     port,
   };

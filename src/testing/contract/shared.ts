@@ -7,7 +7,13 @@ import type { RecordedCall } from "../tools.js";
 
 /** The names of the contract's parts, one file each; `parts` and `skip` in the options take them. */
 export const CONTRACT_PARTS = ["conversation", "delivery", "lifecycle", "routes", "group", "approval", "media"] as const;
-export type ContractPart = (typeof CONTRACT_PARTS)[number];
+/**
+ * Parts that run only where a test file asks for them (`also`): the core does the same on every
+ * platform, so a few platforms and backends prove it (follow-ups: Telegram, Slack, the web chat in
+ * Chromium, the graph and remote backends).
+ */
+export const OPTIONAL_PARTS = ["followups"] as const;
+export type ContractPart = (typeof CONTRACT_PARTS)[number] | (typeof OPTIONAL_PARTS)[number];
 
 /** The running test's world: a whole gateway with the driver's channel, and the mock model behind it. */
 export interface ContractContext {

@@ -15,6 +15,7 @@ import { ChatOpenAI } from "@langchain/openai";
 import { createAgent, humanInTheLoopMiddleware, type ReactAgent } from "langchain";
 import { z } from "zod";
 import { askClarificationTool } from "../../../src/harness/tools/index.js";
+import { progressTool } from "../../../src/testing/tools.js";
 
 /** Env var that carries the mock model's base URL (ending in /v1) to the graphs. */
 export const MODEL_URL_ENV = "ANTLER_TEST_MODEL_URL";
@@ -41,7 +42,8 @@ function perModelUrl<T>(build: (model: ChatOpenAI) => T): () => T {
 }
 
 // ---------------------------------------------------------------------------------------------
-// agent: createAgent with ask_clarification (interrupts), lookup_weather and slow_tool.
+// agent: createAgent with ask_clarification (interrupts), lookup_weather, slow_tool, ask_expert
+// and run_steps (progressTool: reports each step through the custom stream).
 
 export const lookupWeatherTool = tool(async ({ city }) => `It is sunny in ${city}.`, {
   name: "lookup_weather",
@@ -83,7 +85,7 @@ export function makeAskExpertTool(model: ChatOpenAI) {
 }
 
 export function makeAgentGraph(model: ChatOpenAI, checkpointer?: BaseCheckpointSaver) {
-  const tools = [askClarificationTool, lookupWeatherTool, slowTool, makeAskExpertTool(model)];
+  const tools = [askClarificationTool, lookupWeatherTool, slowTool, makeAskExpertTool(model), progressTool()];
   return createAgent({ model, tools, checkpointer });
 }
 

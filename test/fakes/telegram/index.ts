@@ -91,6 +91,12 @@ export class FakeTelegram {
   readonly calls: CallRecord[] = [];
   /** Calls to a chat made before a 429's retry_after had passed. */
   readonly earlyCalls: CallRecord[] = [];
+  /**
+   * When above 0, an edit of a message sooner than this after its text last changed is refused
+   * with 429 (a strict flood limit) and recorded in `tooFastEdits`.
+   */
+  editGapMs = 0;
+  readonly tooFastEdits: CallRecord[] = [];
   private readonly faults: ActiveFault[] = [];
   private readonly floodUntil = new Map<string, number>();
   private readonly polls: LongPolls;
@@ -417,6 +423,13 @@ export class FakeTelegram {
       this.earlyCalls.push(record);
       const retryAfter = Math.max(1, Math.ceil((until - record.at) / 1000));
       throw new ApiError(429, `Too Many Requests: retry after ${retryAfter}`, { retry_after: retryAfter });
+    }
+    if (method === "editMessageText" && this.editGapMs > 0) {
+      const last = this.chats.find(String(params.chat_id), String(params.message_id))?.versions.at(-1)?.at;
+      if (last !== undefined && record.at - last < this.editGapMs) {
+        this.tooFastEdits.push(record);
+        throw new ApiError(429, "Too Many Requests: retry after 1", { retry_after: 1 });
+      }
     }
     const fault = this.faultFor(method);
     if (fault) {

@@ -1,0 +1,65 @@
+/**
+ * Follow-up mode `steer`: a message that arrives while a turn runs goes to its run
+ * (`Harness.steer`), which reads it before its next model call, so the one reply answers it
+ * too. What the run did not take in before it ended (it was writing its last answer, it asked a
+ * question, it was stopped) runs after it as a turn of its own, before anything that came later.
+ */
+import type { InboundMessage } from "../../channels/types.js";
+import type { CoreContext } from "../context.js";
+import type { Inbox } from "../inbox.js";
+import type { ChannelScope } from "../scope.js";
+import type { BoardTurn } from "./board.js";
+import { finishFollower, joinedNote } from "./group.js";
+
+/** Handles a message as a turn of its own (Messages.handle). */
+export type MessageHandler = (scope: ChannelScope, msg: InboundMessage) => Promise<void>;
+
+export class Steering {
+  constructor(
+    private readonly core: CoreContext,
+    private readonly inbox: Inbox,
+  ) {}
+
+  /** Hands `msg` to the conversation's running turn; false when there is none it can join. */
+  async offer(scope: ChannelScope, msg: InboundMessage, max: number, refuse: () => Promise<void>): Promise<boolean> {
+    const { core } = this;
+    const turn = core.board.of(msg.ref.key);
+    const steer = turn?.harness.steer?.bind(turn.harness);
+    if (!turn || !steer || turn.closed || core.queue.waiting(msg.ref.key) > 0) return false;
+    // Decided and joined before anything is awaited: two messages at once cannot both pass the
+    // cap, and the turn's end sees every message that joined it.
+    if (turn.steered.length >= max) return refuse().then(() => true);
+    const outcome = (async () => {
+      const { name, store } = scope;
+      await store.setInboxState(name, msg.eventId, "running", joinedNote(turn.leader, false));
+      const result = await steer(turn.threadId, msg.text);
+      // Taken in: after a crash it is answered with its leader; until then it would run again on its own.
+      if (result === "taken") await store.setInboxState(name, msg.eventId, "running", joinedNote(turn.leader));
+      return result;
+    })();
+    turn.steered.push({ msg, outcome });
+    return true;
+  }
+
+  /**
+   * The turn ended (`ok`: without an error the chat was told of): what its run took in is finished
+   * with it; what it missed runs now, in order, each as a turn of its own.
+   */
+  async settle(scope: ChannelScope, turn: BoardTurn, ok: boolean, handle: MessageHandler): Promise<void> {
+    turn.closed = true;
+    const missed: InboundMessage[] = [];
+    for (const { msg, outcome } of turn.steered) {
+      const result = await outcome.catch((err: unknown) => {
+        this.core.logger.warn({ err, channel: scope.name, key: turn.key }, "could not steer a message into the run");
+        return "missed" as const;
+      });
+      if (result === "taken") await finishFollower(scope, msg, turn.leader, ok);
+      else missed.push(msg);
+    }
+    for (const msg of missed) {
+      // Stopping: the message waits for the next process.
+      if (!this.core.accepting) await scope.store.setInboxState(scope.name, msg.eventId, "received");
+      else await this.inbox.track(scope, msg, () => handle(scope, msg), true);
+    }
+  }
+}

@@ -59,12 +59,12 @@ describe("dingtalk progress variable", () => {
     await playStream(stream, threeToolRun());
     const [card] = rig.fake.messagesIn(rig.fake.dmId());
     const notes = card?.versions.map((v) => v.notes ?? []);
-    expect(notes).toContainEqual(["⏳ Searching the web…", '• ⏳ web_search — "antler gateway"']);
+    expect(notes).toContainEqual(["⏳ Searching the web…", '⏳ web_search · "antler gateway"']);
     expect(notes).toContainEqual([
       "⏳ Running tests…",
-      '• ✓ web_search — "antler gateway" · 1.2 s',
-      "• ✓ read_file — README.md · 0.3 s",
-      "• ⏳ run_tests — unit",
+      '✓ web_search · "antler gateway" · 1.2 s',
+      "✓ read_file · README.md · 0.3 s",
+      "⏳ run_tests · unit",
     ]);
     expect(card?.notes).toEqual(["✓ 3 tools, 43 s"]);
     expect(card?.text).toBe("All three steps are done.");
@@ -103,14 +103,14 @@ describe("dingtalk progress variable", () => {
     await rig.channel.edit(handle, { text: "Done.", progress: steps.at(-1)?.progress });
     const [card] = rig.fake.messagesIn("cid-group-1");
     expect(card?.versions.map((v) => v.notes)).toEqual([
-      ["⏳ Searching the web…", '• ⏳ web_search — "antler gateway"'],
+      ["⏳ Searching the web…", '⏳ web_search · "antler gateway"'],
       ["✓ 3 tools, 43 s"],
     ]);
     // A DM partner without a staff id has no card space: one markdown message, the view under the text.
     const noStaff = { ...ref, chatType: "direct" as const, extra: { ...ref.extra, staffId: "" } };
     await rig.channel.send(noStaff, { text: "Working…", progress: steps[1]?.progress });
     const markdown = rig.fake.messagesIn("cid-group-1").find((m) => m.kind === "markdown");
-    expect(markdown?.text).toBe('Working…\n⏳ Searching the web…\n• ✓ web_search — "antler gateway" · 1.2 s');
+    expect(markdown?.text).toBe('Working…\n⏳ Searching the web…\n✓ web_search · "antler gateway" · 1.2 s');
   });
 
   it("shows nothing of a view written to a variable the template does not place", async () => {

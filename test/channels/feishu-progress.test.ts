@@ -67,18 +67,18 @@ describe("feishu progress section on sent cards", () => {
     const id = await playCards(rig, await dmRef(rig), threeToolRun());
     const msg = rig.fake.world.message(id);
     const notes = msg?.versions.map((v) => v.notes ?? []);
-    expect(notes?.[0]).toEqual(["▾ ⏳ Searching the web…", '⏳ web_search — "antler gateway"']);
+    expect(notes?.[0]).toEqual(["▾ ⏳ Searching the web…", '⏳ web_search · "antler gateway"']);
     expect(notes).toContainEqual([
       "▾ ⏳ Running tests…",
-      '✓ web_search — "antler gateway" · 1.2 s',
-      "✓ read_file — README.md · 0.3 s",
-      "⏳ run_tests — unit",
+      '✓ web_search · "antler gateway" · 1.2 s',
+      "✓ read_file · README.md · 0.3 s",
+      "⏳ run_tests · unit",
     ]);
     expect(msg?.notes).toEqual(["▸ ✓ 3 tools, 43 s"]);
     expect(panelContent(rig, id)).toEqual([
-      '✓ web_search — "antler gateway" · 1.2 s',
-      "✓ read_file — README.md · 0.3 s",
-      "✓ run_tests — unit · 41 s",
+      '✓ web_search · "antler gateway" · 1.2 s',
+      "✓ read_file · README.md · 0.3 s",
+      "✓ run_tests · unit · 41 s",
     ]);
     // The body is the reply alone, in every version.
     expect(msg?.text).toBe("All three steps are done.");
@@ -108,14 +108,14 @@ describe("feishu progress section on sent cards", () => {
     const handle = await rig.channel.send(ref, { text: "Working…", progress: first?.progress });
     expect(rig.fake.world.message(handle.id)?.notes).toEqual([
       "▾ ⏳ Searching the web…",
-      '⏳ web_search — "antler gateway"',
+      '⏳ web_search · "antler gateway"',
       "▸ Reasoning",
     ]);
     rig.fake.failNext("reply", { status: 400, code: 230099, msg: "Failed to create card content" });
     const plain = await rig.channel.send(ref, { text: "Working…", progress: first?.progress });
     expect(rig.fake.world.message(plain.id)).toMatchObject({
       msgType: "text",
-      text: 'Working…\n\n⏳ Searching the web…\n\n• ⏳ web_search — "antler gateway"',
+      text: 'Working…\n\n⏳ Searching the web…\n\n⏳ web_search · "antler gateway"',
     });
   });
 });
@@ -136,8 +136,8 @@ describe("feishu progress section on a CardKit stream", () => {
     for (let i = 1; i < seqs.length; i++) expect(seqs[i]).toBeGreaterThan(seqs[i - 1] as number);
     expect(msg?.versions.map((v) => v.notes ?? [])).toContainEqual([
       "▾ ⏳ Reading README.md…",
-      '✓ web_search — "antler gateway" · 1.2 s',
-      "⏳ read_file — README.md",
+      '✓ web_search · "antler gateway" · 1.2 s',
+      "⏳ read_file · README.md",
     ]);
     expect(msg?.text).toBe("All three steps are done.");
     expect(msg?.notes).toEqual(["▸ ✓ 3 tools, 43 s"]);

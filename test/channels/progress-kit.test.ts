@@ -51,12 +51,12 @@ describe("progress kit", () => {
       durationMs: 500,
     };
     const markdown = rowMarkdown(row);
-    expect(renderMarkdown(markdown, plainEmitter)).toBe("✗ *bold*_tool — [link](http://x) # not a heading · 0.5 s");
+    expect(renderMarkdown(markdown, plainEmitter)).toBe("✗ *bold*_tool · [link](http://x) # not a heading · 0.5 s");
     expect(renderMarkdown(markdown, feishuEmitter)).not.toContain("**");
   });
 
   it("shows a duration only once a row ended, and the rows only in full", () => {
-    expect(progressMarkdown(view())).toBe("⏳ Searching…\n\n- ✓ web_search — q · 1.2 s\n- ✋ deploy");
+    expect(progressMarkdown(view())).toBe("⏳ Searching…\n\n✓ web_search · q · 1.2 s  \n⏸ waiting for approval: deploy");
     expect(progressMarkdown(view({ mode: "compact" }))).toBe("⏳ Searching…");
   });
 

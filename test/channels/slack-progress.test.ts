@@ -129,7 +129,7 @@ describe("slack progress on a native stream", () => {
     await stream.update("Part one. Part two.");
     await stream.progress?.(steps[3]!.progress);
     expect(shown()?.text).toBe(
-      'Part one. Part two.\n\n⏳ Reading README.md…\n\n- ✓ web_search — "antler gateway" · 1.2 s\n- ✓ read_file — README.md · 0.3 s',
+      'Part one. Part two.\n\n⏳ Reading README.md…\n\n✓ web_search · "antler gateway" · 1.2 s  \n✓ read_file · README.md · 0.3 s',
     );
     await stream.progress?.(steps.at(-1)!.progress);
     await stream.finish("The end.");

@@ -5,14 +5,15 @@
  * notation-size markdown. Both carry the element id `progress`, so a CardKit stream can add,
  * replace and remove the section by it (stream.ts).
  */
-import { progressEnded, progressShows, reasoningTail, rowMarkdown, titleMarkdown } from "../kit/progress.js";
+import { progressEnded, progressShows, reasoningTail, rowLines, titleMarkdown } from "../kit/progress.js";
 import { literalMarkdown } from "../markdown/index.js";
 import type { ProgressContent } from "../types.js";
 import { toCardMarkdown } from "./format.js";
 
 /** `element_id` of the progress section (letters, digits and `_`, at most 20). */
 export const PROGRESS_ELEMENT_ID = "progress";
-/** Reasoning shown at most, from its end: a card must stay under 30 KB with the reply beside it. */
+/** Rows the panel lists at most (the rest are counted), and reasoning shown at most, from its end: a card must stay under 30 KB. */
+const MAX_ROWS = 30;
 const MAX_REASONING = 3000;
 
 type Element = Record<string, unknown>;
@@ -22,7 +23,9 @@ export function progressElement(view: ProgressContent | undefined): Element | un
   if (!progressShows(view)) return undefined;
   const title = grey(toCardMarkdown(titleMarkdown(view)));
   // One row a line (card markdown keeps line breaks); the icons mark the rows, so no list bullets.
-  const rows = view.mode === "full" ? view.rows.map((row) => grey(toCardMarkdown(rowMarkdown(row)))).join("\n") : "";
+  const rows = rowLines(view, MAX_ROWS)
+    .map((line) => grey(toCardMarkdown(line)))
+    .join("\n");
   const reasoning = view.reasoning ? reasoningMarkdown(view.reasoning) : undefined;
   if (!rows && !reasoning) return { tag: "markdown", element_id: PROGRESS_ELEMENT_ID, text_size: "notation", content: title };
   const inside: Element[] = [];

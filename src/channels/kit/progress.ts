@@ -1,8 +1,10 @@
 /**
  * What every adapter that shows the progress view itself (`capabilities.progressView`, or a native
- * stream's `progress`) writes the same way: a row's icon, a duration, a row as one line of
- * Markdown, and the view as Markdown for a card section or a fallback. The titles and details come
- * from the agent's tools, so they are made literal: `literalMarkdown` escapes what would be markup.
+ * stream's `progress`) writes the same way: a row's icon and label, a duration, a row as one line
+ * of Markdown, and the view as Markdown for a card section or a fallback. The words are the ones
+ * the core writes under a text reply (src/core/progress/text.ts), so a row reads alike on every
+ * platform: `✓ web_search · "antler docs" · 1.2 s`. The titles and details come from the agent's
+ * tools, so they are made literal: `literalMarkdown` escapes what would be markup.
  */
 import { literalMarkdown } from "../markdown/index.js";
 import type { ProgressContent, ProgressRow } from "../types.js";
@@ -12,9 +14,26 @@ export const STATE_ICON: Record<ProgressRow["state"], string> = {
   running: "⏳",
   done: "✓",
   failed: "✗",
-  pending: "○",
-  waiting: "✋",
+  pending: "☐",
+  waiting: "⏸",
 };
+
+/** Most rows a view written as text lists; the rest are counted ("… and 4 more"). */
+export const MAX_TEXT_ROWS = 8;
+
+/** A row's mark: its state's, and a box for a plan step (ticked once done). */
+export function rowIcon(row: ProgressRow): string {
+  if (row.kind === "plan") return row.state === "done" ? "☑" : "☐";
+  return STATE_ICON[row.state];
+}
+
+/** What a row is called: a tool's name, `subagent: <task>`, `waiting for approval: <tool>`, a plan step. */
+export function rowLabel(row: ProgressRow): string {
+  const title = oneLine(row.title);
+  if (row.kind === "approval") return `waiting for approval: ${title}`;
+  if (row.kind === "task") return `subagent: ${title}`;
+  return title;
+}
 
 /** States a row ends in: it will not change again. */
 export function rowEnded(row: ProgressRow): boolean {
@@ -53,17 +72,36 @@ export function progressShows(view: ProgressContent | undefined): view is Progre
   return !progressEnded(view) || Boolean(view.summary);
 }
 
-/** One row as a line of Markdown: `✓ web_search — "antler" · 1.2 s`. */
+/** One row as a line of Markdown: `✓ web_search · "antler" · 1.2 s`; a plan step `☐ **now**` while it runs. */
 export function rowMarkdown(row: ProgressRow): string {
-  const detail = row.detail ? ` — ${literalMarkdown(oneLine(row.detail))}` : "";
-  const took = row.durationMs !== undefined && rowEnded(row) ? ` · ${formatDuration(row.durationMs)}` : "";
-  return `${STATE_ICON[row.state]} ${literalMarkdown(oneLine(row.title))}${detail}${took}`;
+  if (row.kind === "plan") {
+    const title = literalMarkdown(oneLine(row.title));
+    return `${rowIcon(row)} ${row.state === "running" ? `**${title}**` : title}`;
+  }
+  const parts = [rowLabel(row)];
+  if (row.detail) parts.push(oneLine(row.detail));
+  if (row.durationMs !== undefined && rowEnded(row)) parts.push(formatDuration(row.durationMs));
+  return `${rowIcon(row)} ${literalMarkdown(parts.join(" · "))}`;
 }
 
-/** One row as plain text, for surfaces that show no Markdown (a status line, a task title). */
-export function rowText(row: ProgressRow): string {
-  const detail = row.detail ? ` — ${oneLine(row.detail)}` : "";
-  return `${oneLine(row.title)}${detail}`;
+/** Rows running or waiting first, then the newest others, up to `max`, in their order. */
+export function pickRows(rows: ProgressRow[], max: number): ProgressRow[] {
+  if (rows.length <= max) return rows;
+  const busy = (r: ProgressRow) => r.state === "running" || r.state === "waiting";
+  const keep = new Set<ProgressRow>();
+  for (const r of rows) if (busy(r) && keep.size < max) keep.add(r);
+  for (let i = rows.length - 1; i >= 0 && keep.size < max; i--) keep.add(rows[i] as ProgressRow);
+  return rows.filter((r) => keep.has(r));
+}
+
+/** The rows of a `full` view as Markdown lines, at most `max` ("… and N more" after), or [] in `compact`. */
+export function rowLines(view: ProgressContent, max = MAX_TEXT_ROWS): string[] {
+  if (view.mode !== "full") return [];
+  const shown = pickRows(view.rows, max);
+  const lines = shown.map(rowMarkdown);
+  const more = view.rows.length - shown.length;
+  if (more > 0) lines.push(literalMarkdown(`… and ${more} more`));
+  return lines;
 }
 
 /** The headline (or summary) as a Markdown line, marked running (`⏳`) or ended (`✓`). */
@@ -73,10 +111,9 @@ export function titleMarkdown(view: ProgressContent): string {
   return `${progressEnded(view) ? "✓" : "⏳"} ${literalMarkdown(oneLine(title))}`;
 }
 
-/** The rows as a Markdown list (the `full` view), or "" in `compact` and when there are none. */
+/** The rows as Markdown lines with hard breaks (the `full` view), or "" in `compact` and when there are none. */
 export function rowsMarkdown(view: ProgressContent): string {
-  if (view.mode !== "full" || view.rows.length === 0) return "";
-  return view.rows.map((row) => `- ${rowMarkdown(row)}`).join("\n");
+  return rowLines(view).join("  \n");
 }
 
 /**

@@ -13,7 +13,7 @@
 import type { webApi } from "@slack/bolt";
 import { PlatformRateLimitError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
-import { formatDuration, progressEnded, progressTitle, rowEnded } from "../kit/progress.js";
+import { formatDuration, progressEnded, progressTitle, rowEnded, rowLabel } from "../kit/progress.js";
 import type { MessageHandle, ProgressContent, ProgressRow } from "../types.js";
 import { mapSlackError } from "./map-error.js";
 
@@ -130,7 +130,7 @@ export class SlackProgress {
 }
 
 function taskOf(row: ProgressRow): TaskChunk {
-  const task: TaskChunk = { type: "task_update", id: row.id, title: row.title, status: STATUS[row.state] };
+  const task: TaskChunk = { type: "task_update", id: row.id, title: rowLabel(row), status: STATUS[row.state] };
   if (row.detail) task.details = row.detail;
   if (rowEnded(row) && row.durationMs !== undefined) task.output = formatDuration(row.durationMs);
   return task;

@@ -1,7 +1,7 @@
 /** What the web chat's routes read and write: the page's message shape and the checks of a request. */
 import type { IncomingMessage } from "node:http";
 import { HttpError, isJsonObject, readJson } from "../../server/http.js";
-import { formatDuration, progressShows, rowEnded } from "../kit/progress.js";
+import { formatDuration, progressShows, rowEnded, rowIcon, rowLabel } from "../kit/progress.js";
 import type { ButtonSpec, ConversationRef, InboundMessage, OutboundContent, ProgressContent, ProgressRow } from "../types.js";
 import { toHtml } from "./format.js";
 
@@ -41,16 +41,17 @@ export interface PageMessage {
 }
 
 /**
- * The progress view as the page gets it: the core's view with each ended row's duration already
- * written (`took`), so the page formats nothing. The page builds its panel with `textContent`
- * only, so none of it is HTML.
+ * The progress view as the page gets it: the core's view with each row's mark (`icon`), its name
+ * as every platform writes it (`title`: `subagent: …`, `waiting for approval: …`) and an ended
+ * row's duration (`took`) already written (../kit/progress.ts), so the page formats nothing. The
+ * page builds its panel with `textContent` only, so none of it is HTML.
  */
 export interface PageProgress {
   mode: ProgressContent["mode"];
   headline: string;
   summary?: string;
   reasoning?: string;
-  rows: Array<Pick<ProgressRow, "id" | "kind" | "title" | "detail" | "state"> & { took?: string }>;
+  rows: Array<Pick<ProgressRow, "id" | "kind" | "title" | "detail" | "state"> & { icon: string; took?: string }>;
 }
 
 /** The view for the page, or null when nothing of it is left to show (the panel goes). */
@@ -59,7 +60,8 @@ export function pageProgress(view: ProgressContent | undefined): PageProgress | 
   const rows = view.rows.map((row) => ({
     id: row.id,
     kind: row.kind,
-    title: row.title,
+    icon: rowIcon(row),
+    title: rowLabel(row),
     state: row.state,
     ...(row.detail ? { detail: row.detail } : {}),
     ...(row.durationMs !== undefined && rowEnded(row) ? { took: formatDuration(row.durationMs) } : {}),

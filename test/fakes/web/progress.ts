@@ -7,6 +7,7 @@
 export interface WireProgressRow {
   id: string;
   kind: string;
+  icon: string;
   title: string;
   detail?: string;
   state: string;
@@ -22,7 +23,7 @@ export interface WireProgress {
   rows: WireProgressRow[];
 }
 
-const ICONS: Record<string, string> = { running: "⏳", done: "✓", failed: "✗", pending: "○", waiting: "✋" };
+const STATES = new Set(["running", "done", "failed", "pending", "waiting"]);
 
 /** What the panel reads as, line by line, as the page builds it; [] when there is none. */
 export function panelLines(progress: WireProgress | null): string[] {
@@ -31,7 +32,7 @@ export function panelLines(progress: WireProgress | null): string[] {
   const lines = [`${ended ? "✓" : "⏳"} ${progress.headline || progress.summary || ""}`];
   if (progress.mode === "full") {
     for (const row of progress.rows) {
-      lines.push([ICONS[row.state], row.title, row.detail, row.took].filter(Boolean).join(" "));
+      lines.push([row.icon, row.title, row.detail, row.took].filter(Boolean).join(" "));
     }
   }
   if (progress.reasoning) lines.push("Reasoning");
@@ -50,7 +51,8 @@ export function progressProblems(progress: unknown): string[] {
   for (const row of p.rows) {
     if (typeof row.id !== "string" || typeof row.title !== "string")
       out.push(`a row without id or title: ${JSON.stringify(row)}`);
-    if (!(row.state in ICONS)) out.push(`row ${row.id} has state ${row.state}`);
+    if (!STATES.has(row.state)) out.push(`row ${row.id} has state ${row.state}`);
+    if (typeof row.icon !== "string" || row.icon === "") out.push(`row ${row.id} has no icon`);
     if (row.took !== undefined && row.state !== "done" && row.state !== "failed")
       out.push(`row ${row.id} took time while ${row.state}`);
   }

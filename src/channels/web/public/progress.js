@@ -1,14 +1,12 @@
 /**
  * The progress view under a bot message: what the agent is doing while it works. `compact` is
  * one line (the current step); `full` is a collapsible panel (<details>) whose summary line is the
- * current step and whose list holds each tool call, task, plan step or approval with ✓, ✗ or ⏳
- * and how long it took. The model's reasoning, when the operator shows it, has its own collapsed
+ * current step and whose list holds each tool call, task, plan step or approval with its mark
+ * (✓, ✗, ⏳, ☐, ⏸, ☑: the server names it) and how long it took. The model's reasoning, when the operator shows it, has its own collapsed
  * block. Once the run ended the panel folds to its summary ("3 tools, 41 s"), or goes when there
  * is none. Everything is set with textContent: the server sends no HTML for it.
  */
 import { h } from "./dom.js";
-
-const ICONS = { running: "⏳", done: "✓", failed: "✗", pending: "○", waiting: "✋" };
 
 /** Shows `progress` (the wire's PageProgress) under the message `el`, or takes the panel away when null. */
 export function renderProgress(el, progress) {
@@ -58,7 +56,7 @@ function rowItem(row) {
   const item = h(
     "li",
     {},
-    h("span", { className: "icon", textContent: ICONS[row.state] ?? "·" }),
+    h("span", { className: "icon", textContent: row.icon }),
     " ",
     h("span", { className: "title", textContent: row.title }),
   );

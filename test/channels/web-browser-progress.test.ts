@@ -1,17 +1,19 @@
 /**
  * The progress panel in a real browser: headless Chromium opens the chat, and a run with three
- * tool calls streams into its conversation through the web channel's send and edit (as the core
- * hands them), each carrying the progress view. The page shows a panel under the reply that opens
- * while the run goes, marks each tool ✓ with its duration, and folds to the summary at the end;
- * reasoning sits in its own collapsed block. Screenshot: artifacts/web-chat-progress.png.
+ * tool calls streams into its conversation, first through the web channel's send and edit
+ * directly (every state of the view, reasoning included), then through a whole gateway with
+ * `progress: full` and the mock model calling three slow tools. The page shows a panel under the
+ * reply that opens while the run goes, marks each tool ✓ with its duration, and folds to the
+ * summary at the end; reasoning sits in its own collapsed block. Screenshots:
+ * artifacts/web-chat-progress*.png.
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Channel, ConversationRef } from "../../src/channels/types.js";
 import { sleep, startTestGateway, type TestGateway } from "../contract/gateway.js";
 import { launchChromium } from "../helpers/chromium.js";
-import { threeToolRun } from "../helpers/progress-run.js";
-import { ASSISTANT, openChat, PageSession, reply, shot } from "../helpers/web-page.js";
+import { ANSWER, enqueueThreeToolRun, slowTools, threeToolRun } from "../helpers/progress-run.js";
+import { ASSISTANT, openChat, PageSession, reply, say, shot } from "../helpers/web-page.js";
 
 const T = 60_000;
 const PANEL = `${ASSISTANT} + .progress`;
@@ -126,5 +128,37 @@ describe("the progress panel in headless Chromium", () => {
     await web.edit(handle, { text: last?.text ?? "", progress: last?.progress });
     await reply(page, "All three steps are done.");
     await expect.poll(() => page.locator(".msg .progress").count()).toBe(0);
+  });
+});
+
+describe("the progress panel through the whole gateway", () => {
+  it("progress full: a run of three slow tools ends with the reply and three ✓ rows under its summary", {
+    timeout: T,
+  }, async () => {
+    const full = await startTestGateway({
+      channels: { web: { enabled: true } },
+      tools: slowTools(),
+      gateway: { progress: "full" },
+    });
+    try {
+      enqueueThreeToolRun(full.model);
+      const page = await session.newPage();
+      await openChat(page, `${full.url}/chat`);
+      await watchPanel(page);
+      await say(page, "How does pagination work?");
+      await reply(page, `Let me look. ${ANSWER}`);
+      const panel = page.locator(PANEL);
+      await expect.poll(() => panel.locator("details.steps > summary").textContent()).toMatch(/^✓ 3 tools, \d+(\.\d)? s$/);
+      expect(await panel.locator(".rows .title").allTextContents()).toEqual(["web_search", "fetch_url", "run_tests"]);
+      expect(await panel.locator(".rows .icon").allTextContents()).toEqual(["✓", "✓", "✓"]);
+      expect(await panel.locator(".rows .took").count()).toBe(3);
+      const seen = ((await page.evaluate("window.panels")) as string[]).filter((s) => s !== "none").map((s) => JSON.parse(s));
+      // While a tool ran, the panel was open and said so.
+      expect(seen.some((s) => s.open === true && s.rows.some((r: string) => r.startsWith("⏳ run_tests")))).toBe(true);
+      expect(await page.locator(ASSISTANT).count()).toBe(1);
+      await shot(page, "progress-gateway");
+    } finally {
+      await full.stop();
+    }
   });
 });

@@ -5,7 +5,11 @@
  * summary (or, with `summary: false`, none). What a channel gets is the same `ProgressContent`
  * the core builds (src/channels/types.ts).
  */
+import { tool } from "@langchain/core/tools";
+import { z } from "zod";
 import type { ProgressContent, ProgressRow } from "../../src/channels/types.js";
+import type { MockModel } from "../../src/testing/mock-model.js";
+import { sleep } from "../../src/testing/wait.js";
 
 export interface RunStep {
   /** The reply's text so far. */
@@ -56,4 +60,37 @@ export function threeToolRun(options: RunOptions = {}): RunStep[] {
   const failed = options.fail ? ", 1 failed" : "";
   view("", FINAL_TEXT, options.summary === false ? {} : { summary: `3 tools${failed}, 43 s` });
   return steps;
+}
+
+/** How long each of {@link slowTools} takes, as real tools do. */
+export const TOOL_MS = 400;
+/** The answer {@link enqueueThreeToolRun} ends with, after "Let me look. ". */
+export const ANSWER = "The docs say pagination is cursor based, the fetch confirmed it, and all the tests pass on main.";
+
+const slow = (name: string, schema: z.ZodObject<z.ZodRawShape>) =>
+  tool(
+    async () => {
+      await sleep(TOOL_MS);
+      return `${name} ok`;
+    },
+    { name, description: `The ${name} tool.`, schema },
+  );
+
+/** Three tools for a whole gateway's agent: web_search, fetch_url and run_tests, each taking {@link TOOL_MS}. */
+export function slowTools() {
+  return [
+    slow("web_search", z.object({ query: z.string() })),
+    slow("fetch_url", z.object({ url: z.string() })),
+    slow("run_tests", z.object({ suite: z.string() })),
+  ];
+}
+
+/** The mock model's side of a run through the core: a word, three tool calls, then {@link ANSWER}, streamed. */
+export function enqueueThreeToolRun(model: MockModel): void {
+  model.enqueue(
+    { text: "Let me look. ", toolCalls: [{ name: "web_search", args: { query: "antler pagination" } }] },
+    { toolCalls: [{ name: "fetch_url", args: { url: "https://example.com/docs" } }] },
+    { toolCalls: [{ name: "run_tests", args: { suite: "api" } }] },
+    { text: ANSWER, chunkSize: 4, delayMs: 25 },
+  );
 }

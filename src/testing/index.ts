@@ -43,5 +43,6 @@ export {
   type RecordedCall,
   type RecordingTools,
   recordingTools,
+  waitTool,
 } from "./tools.js";
 export { eventually, setWaitFloor, sleep } from "./wait.js";

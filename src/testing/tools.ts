@@ -4,7 +4,9 @@
  *   reads what ran, with which arguments, and how often. Each has a list of its own.
  * - `progressTool()` works in steps and reports each through LangGraph's custom stream, the way
  *   a long tool shows the user where it is (`progress` run events).
+ * - `waitTool()` is a tool call slow enough to talk to the agent while it runs.
  */
+import type { RunnableConfig } from "@langchain/core/runnables";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { tool } from "langchain";
 import { z } from "zod";
@@ -106,4 +108,18 @@ function pause(ms: number, signal?: AbortSignal): Promise<void> {
     const timer = setTimeout(done, ms);
     signal?.addEventListener("abort", abort, { once: true });
   });
+}
+
+/**
+ * `wait` (`ms`: a number): waits that long, then answers `waited <ms> ms`. A cancelled run stops
+ * it early (it throws the abort's reason), as a well-behaved slow tool does.
+ */
+export function waitTool(): StructuredToolInterface {
+  return tool(
+    async ({ ms }, config?: RunnableConfig) => {
+      await pause(ms, config?.signal);
+      return `waited ${ms} ms`;
+    },
+    { name: "wait", description: "Waits a while.", schema: z.object({ ms: z.number().int().min(0) }) },
+  );
 }

@@ -20,6 +20,7 @@ import type { McpServers } from "../mcp/index.js";
 import { DEFAULT_MAX_RETRIES } from "../models/index.js";
 import { blocksAgent, type ModelProbeResult, ModelProber } from "../models/probe.js";
 import { CLOSED_CALL_TEXT, repairThread } from "../repair.js";
+import { SteerMailbox, type SteerOutcome } from "../steer/mailbox.js";
 import { ThreadRuns } from "../thread-runs.js";
 import { checkToolArgs } from "../tool-args.js";
 import type {
@@ -74,6 +75,7 @@ export class AgentHarness implements Harness {
   readonly #onClose: (() => void | Promise<void>) | undefined;
   readonly #tools: readonly StructuredToolInterface[];
   readonly #runs = new ThreadRuns();
+  readonly #steers = new SteerMailbox();
   readonly #runner: LocalRunner;
   readonly #health = new AgentHealth();
   /** Probes the model's endpoint for `status(true)`, cached; absent for a user's graph. */
@@ -103,11 +105,20 @@ export class AgentHarness implements Harness {
   }
 
   run(threadId: string, text: string, options: RunOptions = {}): AsyncIterable<RunEvent> {
-    return this.#runs.drive(threadId, options.signal, (c) => this.#runner.run(threadId, "run", text, options, c));
+    return this.#runs.drive(threadId, options.signal, (c) =>
+      this.#steers.during(threadId, (steer) => this.#runner.run(threadId, "run", text, options, c, steer)),
+    );
   }
 
   resume(threadId: string, answer: string | ApprovalAnswer, options: RunOptions = {}): AsyncIterable<RunEvent> {
-    return this.#runs.drive(threadId, options.signal, (c) => this.#runner.run(threadId, "resume", answer, options, c));
+    return this.#runs.drive(threadId, options.signal, (c) =>
+      this.#steers.during(threadId, (steer) => this.#runner.run(threadId, "resume", answer, options, c, steer)),
+    );
+  }
+
+  /** Joins the thread's running turn at its next step boundary after a tools step (steer/local.ts). */
+  steer(threadId: string, text: string): Promise<SteerOutcome> {
+    return this.#steers.steer(threadId, text);
   }
 
   async checkToolArgs(request: ApprovalRequest, args: unknown): Promise<string | undefined> {

@@ -18,6 +18,8 @@ import type { AntlerRunContext } from "../middleware/dynamic-context.js";
 import { closeOpenCalls, repairThread } from "../repair.js";
 import { failureCause, MESSAGES, type RunErrorCode, toRunError } from "../run-errors.js";
 import { anyReplyNode, modelNodeOnly, RunTranslator, replyFromState } from "../run-events.js";
+import { steerable } from "../steer/local.js";
+import type { SteerRun } from "../steer/mailbox.js";
 import { type ApprovalAnswer, CONVERSATION_CONFIG_KEY, type RunEvent, type RunImage, type RunOptions } from "../types.js";
 import type { UsageTarget } from "../usage.js";
 
@@ -45,6 +47,8 @@ interface StreamState {
   started: boolean;
   /** The closing event was handed out (or a repair already ran). */
   ended: boolean;
+  /** Messages steered into the run; they join it at a step boundary (steer/local.ts). */
+  steer?: SteerRun;
 }
 
 /** How many settled threads are remembered. */
@@ -81,13 +85,14 @@ export class LocalRunner {
     log.debug({ err }, "run failed: the whole error");
   }
 
-  /** Streams one run of the thread under `controller` (the thread's run guard holds it). */
+  /** Streams one run of the thread under `controller` (the thread's run guard holds it), open to `steer`. */
   async *run(
     threadId: string,
     kind: RunKind,
     text: string | ApprovalAnswer,
     options: RunOptions,
     controller: AbortController,
+    steer?: SteerRun,
   ): AsyncGenerator<RunEvent> {
     const settled = this.#settled.delete(threadId);
     const replyNodes = this.#o.backend === "graph" ? anyReplyNode : modelNodeOnly;
@@ -96,6 +101,7 @@ export class LocalRunner {
       translator: new RunTranslator(replyNodes, this.#o.chatUsage),
       started: false,
       ended: false,
+      steer,
     };
     try {
       let input: unknown;
@@ -174,7 +180,7 @@ export class LocalRunner {
     try {
       signal.throwIfAborted();
       run.started = true;
-      const stream = await this.#o.graph.stream(
+      const stream = await steerable(this.#o.graph, run.steer).stream(
         input as never,
         {
           configurable: {

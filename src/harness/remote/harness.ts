@@ -26,6 +26,7 @@ import { pendingInterrupts, toClarification } from "../interrupts.js";
 import { CLOSED_CALL_TEXT } from "../repair.js";
 import { MESSAGES } from "../run-errors.js";
 import { anyReplyNode, RunTranslator } from "../run-events.js";
+import { SteerMailbox, type SteerOutcome, type SteerRun } from "../steer/mailbox.js";
 import { ThreadRuns } from "../thread-runs.js";
 import { checkToolArgs } from "../tool-args.js";
 import type {
@@ -42,8 +43,9 @@ import type { UsageSink, UsageTarget } from "../usage.js";
 import { runInput } from "./cut-off.js";
 import { loggable, toRemoteFailure } from "./errors.js";
 import { endedWithQuestion, messagesIn } from "./messages.js";
-import { finishRun, handlePart, type RemoteRun, STREAM_MODES, type StreamPart } from "./stream.js";
-import { ServerThreads, TAG_KEY } from "./threads.js";
+import { readerOf, steeredEvents } from "./steer.js";
+import { finishRun, handlePart, type RemoteRun, STREAM_MODES, type StreamPart, userInput } from "./stream.js";
+import { type Payload, ServerThreads, TAG_KEY } from "./threads.js";
 
 export interface RemoteHarnessOptions {
   settings: RemoteAgentConfig;
@@ -69,6 +71,7 @@ export class RemoteHarness implements Harness {
   readonly #chatUsage: UsageTarget | undefined;
   readonly #threads: ServerThreads;
   readonly #runs = new ThreadRuns();
+  readonly #steers = new SteerMailbox();
   readonly #health = new AgentHealth();
 
   constructor(options: RemoteHarnessOptions) {
@@ -107,6 +110,11 @@ export class RemoteHarness implements Harness {
 
   cancel(threadId: string): boolean {
     return this.#runs.cancel(threadId);
+  }
+
+  /** Switches the thread's run to a new server run with the message, after its tools step (steer.ts). */
+  steer(threadId: string, text: string): Promise<SteerOutcome> {
+    return this.#steers.steer(threadId, text);
   }
 
   async reattach(threadId: string, tag: string, options: RunOptions = {}): Promise<AsyncIterable<RunEvent> | undefined> {
@@ -196,13 +204,21 @@ export class RemoteHarness implements Harness {
   }
 
   #drive(threadId: string, start: Start, options: RunOptions): AsyncGenerator<RunEvent> {
-    return this.#runs.drive(threadId, options.signal, (controller) => this.#run(threadId, start, options, controller));
+    return this.#runs.drive(threadId, options.signal, (controller) =>
+      this.#steers.during(threadId, (steer) => this.#run(threadId, start, options, controller, steer)),
+    );
   }
 
-  async *#run(threadId: string, start: Start, options: RunOptions, controller: AbortController): AsyncGenerator<RunEvent> {
+  async *#run(
+    threadId: string,
+    start: Start,
+    options: RunOptions,
+    controller: AbortController,
+    steer: SteerRun,
+  ): AsyncGenerator<RunEvent> {
     const run: RemoteRun = { translator: new RunTranslator(anyReplyNode, this.#chatUsage), ended: false };
     try {
-      yield* this.#stream(threadId, start, options, controller.signal, run);
+      yield* this.#stream(threadId, start, options, controller.signal, run, steer);
     } finally {
       // A reader that stopped early: stop the server run too, unless the gateway is closing
       // (then the run goes on and is reattached after the restart).
@@ -226,12 +242,23 @@ export class RemoteHarness implements Harness {
         ? await this.#threads.resumePayload(threadId, start.text, options.interruptId)
         : { input: await runInput(this.#client, threadId, start.text, options) };
     if (!payload) return undefined;
+    return this.#newRun(threadId, payload, options, signal);
+  }
+
+  /** A server run on the thread: resumable, going on without us, tagged; `strategy` for a thread that has one going. */
+  #newRun(
+    threadId: string,
+    payload: Payload | { input: null },
+    options: RunOptions,
+    signal: AbortSignal,
+    strategy = this.#settings.multitask_strategy,
+  ): AsyncIterable<StreamPart> {
     return this.#client.runs.stream(threadId, this.#settings.assistant_id, {
       ...payload,
       streamMode: STREAM_MODES,
       streamSubgraphs: this.#settings.stream_subgraphs,
       config: this.#settings.config,
-      multitaskStrategy: this.#settings.multitask_strategy,
+      multitaskStrategy: strategy,
       onDisconnect: "continue",
       streamResumable: true,
       ...(options.tag ? { metadata: { [TAG_KEY]: options.tag } } : {}),
@@ -245,20 +272,24 @@ export class RemoteHarness implements Harness {
     options: RunOptions,
     signal: AbortSignal,
     run: RemoteRun,
+    steer: SteerRun,
   ): AsyncGenerator<RunEvent> {
     const { url, assistant_id: assistant } = this.#settings;
     const closed = () => this.#runs.closed;
     try {
       signal.throwIfAborted();
-      const events = await this.#events(threadId, start, options, signal, run);
+      // Reading stops on its own signal when a steered message moves the run to a new server run (steer.ts).
+      const reader = readerOf(signal);
+      const events = await this.#events(threadId, start, options, reader.signal, run);
       if (!events) {
         run.ended = true;
         yield { type: "error", code: "no_pending", message: MESSAGES.no_pending };
         return;
       }
-      for await (const part of events) {
-        for (const event of handlePart(part, run)) yield event;
-      }
+      const next = (input: Record<string, unknown> | null, s: AbortSignal) =>
+        this.#newRun(threadId, { input }, options, s, "interrupt");
+      const steering = { client: this.#client, threadId, run, steer, logger: this.#logger, signal, start: next };
+      yield* steeredEvents(events, reader, steering);
       signal.throwIfAborted();
       const closing = await finishRun(this.#client, threadId, run);
       this.#health.reachable = true;

@@ -51,10 +51,14 @@ export class ServerThreads {
     this.#known.add(threadId);
   }
 
-  /** The id of the newest of the thread's last `limit` runs that carries `tag`. */
+  /**
+   * The id of the newest of the thread's last `limit` runs that carries `tag` (a steered message
+   * moves a turn to a new run with the same tag). Sorted here: not every server lists newest first.
+   */
   async findRun(threadId: string, tag: string, limit: number): Promise<string | undefined> {
     const runs = await this.client.runs.list(threadId, { limit });
-    return runs.find((r) => (r.metadata as Record<string, unknown> | undefined)?.[TAG_KEY] === tag)?.run_id;
+    const tagged = runs.filter((r) => (r.metadata as Record<string, unknown> | undefined)?.[TAG_KEY] === tag);
+    return tagged.sort((a, b) => Date.parse(b.created_at) - Date.parse(a.created_at))[0]?.run_id;
   }
 
   /** How an answer goes in: a resume of the open interrupt, or a new message after a DeerFlow-style question. */

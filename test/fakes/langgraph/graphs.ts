@@ -2,7 +2,7 @@
  * Test graphs for the in-process LangGraph API server (./server.ts), and the factories behind
  * them so a test can build the same graphs in process.
  *
- * The server loads the exports `agent`, `question`, `deerflow` and `approval`. All but `question` are
+ * The server loads the exports `agent`, `question`, `deerflow`, `approval` and `steer`. All but `question` are
  * graph factories (`(config) => graph`, which langgraph-api calls per request): they read the
  * mock model's URL from `ANTLER_TEST_MODEL_URL` when called, not when this file is imported,
  * because the server may import this file before a test has started its mock model.
@@ -11,11 +11,12 @@ import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messag
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { tool } from "@langchain/core/tools";
 import { type BaseCheckpointSaver, END, interrupt, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { ChatOpenAI } from "@langchain/openai";
 import { createAgent, humanInTheLoopMiddleware, type ReactAgent } from "langchain";
 import { z } from "zod";
 import { askClarificationTool } from "../../../src/harness/tools/index.js";
-import { progressTool } from "../../../src/testing/tools.js";
+import { progressTool, waitTool } from "../../../src/testing/tools.js";
 
 /** Env var that carries the mock model's base URL (ending in /v1) to the graphs. */
 export const MODEL_URL_ENV = "ANTLER_TEST_MODEL_URL";
@@ -224,3 +225,31 @@ export function makeApprovalGraph(model: ChatOpenAI, checkpointer?: BaseCheckpoi
 
 /** Server export `approval`. */
 export const approval = perModelUrl((model) => makeApprovalGraph(model));
+
+// ---------------------------------------------------------------------------------------------
+// steer: createAgent with the `wait` tool (src/testing/tools.ts), a tool call slow enough to
+// steer a message into the turn while it runs. `makeToolLoopGraph` is the same loop written by
+// hand (a model node, a ToolNode named `tools`), as a user of the graph backend may write it.
+
+export function makeSteerGraph(model: ChatOpenAI, checkpointer?: BaseCheckpointSaver) {
+  return createAgent({ model, tools: [waitTool()], checkpointer });
+}
+
+/** Server export `steer`. */
+export const steer = perModelUrl((model) => makeSteerGraph(model));
+
+export function makeToolLoopGraph(model: ChatOpenAI, checkpointer?: BaseCheckpointSaver) {
+  const tools = [waitTool()];
+  const bound = model.bindTools(tools);
+  const wantsTools = (state: typeof MessagesAnnotation.State) => {
+    const last = state.messages.at(-1);
+    return last && AIMessage.isInstance(last) && last.tool_calls?.length ? "tools" : END;
+  };
+  return new StateGraph(MessagesAnnotation)
+    .addNode("agent", async (state, config) => ({ messages: [await bound.invoke(state.messages, config)] }))
+    .addNode("tools", new ToolNode(tools))
+    .addEdge(START, "agent")
+    .addConditionalEdges("agent", wantsTools, ["tools", END])
+    .addEdge("tools", "agent")
+    .compile({ checkpointer });
+}

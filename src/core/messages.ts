@@ -15,6 +15,8 @@ import type { ThreadTarget } from "./conversations.js";
 import type { BoardTurn } from "./followups/board.js";
 import { collectedMessage } from "./followups/collect.js";
 import type { Followups } from "./followups/index.js";
+import type { TurnEnd } from "./followups/steer.js";
+import { LeftForNextProcess } from "./inbox.js";
 import { NOTICES } from "./notices.js";
 import type { Questions } from "./questions.js";
 import type { ChannelScope } from "./scope.js";
@@ -42,14 +44,17 @@ export class Messages {
     if (msg.text.trim() === "" && !withFiles) return void (await scope.notify(msg.ref, NOTICES.nonText));
     const controller = this.core.active.claim(msg.ref.key);
     const board: { turn?: BoardTurn } = {};
-    let ok = false;
+    let end: TurnEnd = "failed";
     try {
       await this.answer(scope, msg, controller, withFiles, board);
-      ok = true;
+      end = "ok";
+    } catch (err) {
+      if (err instanceof LeftForNextProcess) end = "left";
+      throw err;
     } finally {
       this.core.active.release(msg.ref.key, controller);
       // Messages steered into the turn end with it; those its run missed are answered now, in order.
-      if (board.turn) await this.followups.steering.settle(scope, board.turn, ok, (s, m) => this.handle(s, m));
+      if (board.turn) await this.followups.steering.settle(scope, board.turn, end, (s, m) => this.handle(s, m));
     }
   }
 

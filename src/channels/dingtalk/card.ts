@@ -4,9 +4,10 @@
  * template's button variable; each carries compact params that come back on a click.
  */
 import { randomUUID } from "node:crypto";
-import type { ButtonSpec, ConversationRef } from "../types.js";
+import type { ButtonSpec, ConversationRef, ProgressContent } from "../types.js";
 import type { DingTalkApi } from "./api.js";
 import { toDingTalkMarkdown } from "./format.js";
+import { progressValue } from "./progress.js";
 
 /** What a button click carries back (short keys: the params travel with every card). */
 export interface CardClickParams {
@@ -31,6 +32,13 @@ export interface CardButton {
   params: CardClickParams;
 }
 
+/** What a card shows beside its text. */
+export interface CardExtras {
+  buttons?: ButtonSpec[];
+  questionId?: string;
+  progress?: ProgressContent;
+}
+
 /** The AI card `flowStatus` values. */
 export const FLOW = { processing: "1", inputting: "2", finished: "3", failed: "5" } as const;
 
@@ -39,6 +47,8 @@ export interface CardSettings {
   contentKey: string;
   /** Button list variable; undefined when the template has no buttons. */
   buttonsKey?: string;
+  /** Markdown variable for the progress view (progress.ts); undefined when the template has none. */
+  progressKey?: string;
   robotCode: (ref: ConversationRef) => string;
   /** Ask DingTalk to deliver clicks over the stream connection. */
   streamCallbacks: boolean;
@@ -57,12 +67,27 @@ export class CardApi {
     return typeof staff === "string" && staff ? `dtv1.card//IM_ROBOT.${staff}` : undefined;
   }
 
-  /** Card data for `text` (Markdown) with `buttons` (an empty list clears them). */
-  params(ref: ConversationRef, text: string, flow: string, buttons?: ButtonSpec[], questionId?: string) {
+  /** Whether the template has a variable for the progress view. */
+  get showsProgress(): boolean {
+    return this.settings.progressKey !== undefined;
+  }
+
+  /**
+   * Card data for `text` (Markdown) with `buttons` (an empty list clears them) and the progress
+   * view (none clears it, when the template has its variable).
+   */
+  params(ref: ConversationRef, text: string, flow: string, content: CardExtras = {}) {
     const map: Record<string, string> = { [this.settings.contentKey]: toDingTalkMarkdown(text), flowStatus: flow };
     const key = this.settings.buttonsKey;
-    if (key && buttons) map[key] = JSON.stringify(this.buttons(ref, buttons, questionId ?? ""));
+    if (key && content.buttons) map[key] = JSON.stringify(this.buttons(ref, content.buttons, content.questionId ?? ""));
+    Object.assign(map, this.progressParams(content.progress));
     return map;
+  }
+
+  /** The progress variable alone, for a card that streams (other variables keep their values). */
+  progressParams(view: ProgressContent | undefined): Record<string, string> {
+    const key = this.settings.progressKey;
+    return key ? { [key]: progressValue(view) } : {};
   }
 
   private buttons(ref: ConversationRef, buttons: ButtonSpec[], questionId: string): CardButton[] {

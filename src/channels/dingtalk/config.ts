@@ -32,6 +32,11 @@ export const DingTalkChannelConfig = z.strictObject({
   card_content_key: z.string().min(1).default("content"),
   /** Template variable holding the button list; set only when the template renders buttons. */
   card_buttons_key: z.string().optional(),
+  /**
+   * Template variable (markdown) for the progress view, shown beside the reply; set only when the
+   * template has one. Unset: the view is written into the reply's text as lines.
+   */
+  card_progress_key: z.string().min(1).optional(),
   /** OpenAPI base URL (tests point it at a fake). */
   api_base: z.string().url().default(DEFAULT_API_BASE),
   /**

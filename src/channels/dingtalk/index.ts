@@ -11,6 +11,7 @@ import { HttpError, readBody, sendJson } from "../../server/http.js";
 import { accessRulesFrom } from "../kit/access.js";
 import { LifecycleChannel } from "../kit/lifecycle.js";
 import { PlatformCalls } from "../kit/platform-call.js";
+import { progressLines } from "../kit/progress.js";
 import { RecentMap } from "../kit/recent.js";
 import { mountWebhook } from "../kit/webhook-route.js";
 import type {
@@ -86,6 +87,8 @@ export class DingTalkChannel extends LifecycleChannel implements Channel {
       buttons: cards && Boolean(this.config.card_buttons_key) && this.config.mode === "stream",
       threads: false,
       markdown: dingtalkEmitter,
+      // Only a template with a progress variable can show the view beside the text (progress.ts).
+      progressView: this.progressOn,
     };
     if (cards) this.streamLimits = { maxTextLength: MAX_TEXT, maxDurationMs: 30 * 60_000 };
   }
@@ -124,12 +127,14 @@ export class DingTalkChannel extends LifecycleChannel implements Channel {
       const cards = this.cards;
       const space = cards?.openSpaceId(ref);
       if (cards && space) {
-        const params = cards.params(ref, content.text, FLOW.finished, content.buttons, content.questionId);
+        const params = cards.params(ref, content.text, FLOW.finished, content);
         const id = await cards.create(ref, space, params);
         if (content.buttons?.length) this.cardRefs.set(id, ref);
         return { id, ref, extra: { card: true } };
       }
-      const id = await sendMarkdown(this.senderOptions(), ref, content.text);
+      // No card to hold the view: its lines go under the text.
+      const text = [content.text, this.progressOn ? progressLines(content.progress) : ""].filter(Boolean).join("\n\n");
+      const id = await sendMarkdown(this.senderOptions(), ref, text);
       return { id, ref, extra: { card: false } };
     });
   }
@@ -150,8 +155,13 @@ export class DingTalkChannel extends LifecycleChannel implements Channel {
       );
     }
     await this.calls.run("card update", () =>
-      cards.update(handle.id, cards.params(handle.ref, content.text, FLOW.finished, content.buttons, content.questionId)),
+      cards.update(handle.id, cards.params(handle.ref, content.text, FLOW.finished, content)),
     );
+  }
+
+  /** Replies show the progress view themselves: cards, with a template variable for it. */
+  private get progressOn(): boolean {
+    return Boolean(this.config.card_template_id && this.config.card_progress_key);
   }
 
   async startStream(ref: ConversationRef): Promise<NativeStream | undefined> {
@@ -209,6 +219,7 @@ export class DingTalkChannel extends LifecycleChannel implements Channel {
       templateId,
       contentKey: this.config.card_content_key,
       buttonsKey: this.capabilities.buttons ? this.config.card_buttons_key : undefined,
+      progressKey: this.progressOn ? this.config.card_progress_key : undefined,
       robotCode: (ref) => this.robotCode(ref),
       streamCallbacks: this.config.mode === "stream",
     });

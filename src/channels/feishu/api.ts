@@ -143,6 +143,32 @@ export class FeishuApi {
     );
   }
 
+  /** Adds elements to a CardKit card right after the element `afterId`. */
+  async addElements(cardId: string, afterId: string, elements: unknown[], sequence: number): Promise<void> {
+    await this.call("add card element", () =>
+      this.client.cardkit.v1.cardElement.create({
+        path: { card_id: cardId },
+        data: { type: "insert_after", target_element_id: afterId, elements: JSON.stringify(elements), sequence },
+      }),
+    );
+  }
+
+  /** Replaces one element of a CardKit card, found by its `element_id`. */
+  async replaceElement(cardId: string, elementId: string, element: unknown, sequence: number): Promise<void> {
+    await this.call("update card element", () =>
+      this.client.cardkit.v1.cardElement.update({
+        path: { card_id: cardId, element_id: elementId },
+        data: { element: JSON.stringify(element), sequence },
+      }),
+    );
+  }
+
+  async deleteElement(cardId: string, elementId: string, sequence: number): Promise<void> {
+    await this.call("delete card element", () =>
+      this.client.cardkit.v1.cardElement.delete({ path: { card_id: cardId, element_id: elementId }, data: { sequence } }),
+    );
+  }
+
   /** Replaces a whole CardKit card (cards sent by card_id ignore message PATCH). */
   async replaceCard(cardId: string, card: unknown, sequence: number): Promise<void> {
     await this.call("update card entity", () =>

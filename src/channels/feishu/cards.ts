@@ -3,8 +3,9 @@
  * the streaming card CardKit types into. Button values carry what a click needs to find its
  * conversation again (the topic root), because `card.action.trigger` only names the card.
  */
-import type { ButtonSpec, ConversationRef, JsonValue } from "../types.js";
+import type { ButtonSpec, ConversationRef, JsonValue, ProgressContent } from "../types.js";
 import { toCardMarkdown } from "./format.js";
+import { progressElement } from "./progress.js";
 
 /** `element_id` of the markdown element a streaming card types into. */
 export const STREAM_ELEMENT_ID = "reply_md";
@@ -45,9 +46,19 @@ export interface CardButtons {
   questionId: string;
 }
 
-/** An interactive card that `PATCH /im/v1/messages/:id` may replace later (`update_multi`). */
-export function messageCard(ref: ConversationRef, markdown: string, buttons?: CardButtons): Record<string, unknown> {
+/**
+ * An interactive card that `PATCH /im/v1/messages/:id` may replace later (`update_multi`): the
+ * text, the progress section under it (progress.ts), then the buttons.
+ */
+export function messageCard(
+  ref: ConversationRef,
+  markdown: string,
+  buttons?: CardButtons,
+  progress?: ProgressContent,
+): Record<string, unknown> {
   const elements: unknown[] = [{ tag: "markdown", content: toCardMarkdown(markdown) || " " }];
+  const section = progressElement(progress);
+  if (section) elements.push(section);
   for (const spec of buttons?.buttons ?? []) {
     elements.push({
       tag: "button",

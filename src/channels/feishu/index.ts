@@ -100,6 +100,8 @@ export class FeishuChannel extends LifecycleChannel implements Channel {
       maxButtons: 10,
       // The reaction stays until typingDone removes it; repeating it is a no-op.
       typingIntervalMs: 60_000,
+      // The reply card shows the progress view as a section under the text (progress.ts).
+      progressView: true,
     };
   }
 

@@ -5,6 +5,7 @@
  */
 import { PlatformAuthError, PlatformNotFoundError, PlatformRateLimitError, TargetUnreachableError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
+import { progressLines } from "../kit/progress.js";
 import type { ConversationRef, MessageHandle, OutboundContent } from "../types.js";
 import type { FeishuApi } from "./api.js";
 import { type CardButtons, messageCard, restoreButtons, storedButtons } from "./cards.js";
@@ -22,7 +23,7 @@ export class FeishuOutbound {
   /** Posts a card (or its text); `uuid` makes Feishu post it once. The handle's ref is where it landed (see targets.ts). */
   async send(ref: ConversationRef, content: OutboundContent, uuid?: string): Promise<MessageHandle> {
     const buttons = newButtons(content);
-    const card = messageCard(ref, content.text, buttons);
+    const card = messageCard(ref, content.text, buttons, content.progress);
     try {
       const posted = await this.api.postMessage(ref, "interactive", JSON.stringify(card), uuid);
       const extra: MessageHandle["extra"] = { kind: "card" };
@@ -32,7 +33,7 @@ export class FeishuOutbound {
     } catch (err) {
       if (!canFallBack(err)) throw err;
       this.logger.warn({ err }, "card send failed; sending plain text");
-      const text = JSON.stringify({ text: plainText(content.text, buttons) });
+      const text = JSON.stringify({ text: plainText(content, buttons) });
       const posted = await this.api.postMessage(ref, "text", text, uuid);
       return { id: posted.id, ref: settledRef(ref, posted), extra: { kind: "text", textId: posted.id } };
     }
@@ -43,7 +44,7 @@ export class FeishuOutbound {
     const kind = handle.extra?.kind;
     if (kind !== "text") {
       try {
-        const card = messageCard(handle.ref, content.text, buttons);
+        const card = messageCard(handle.ref, content.text, buttons, content.progress);
         const cardId = handle.extra?.cardId;
         // Cards sent by card_id ignore message PATCH; they are replaced through CardKit.
         if (kind === "cardkit" && typeof cardId === "string") {
@@ -59,7 +60,7 @@ export class FeishuOutbound {
         this.logger.warn({ err, messageId: handle.id }, "card update failed; showing the text as a plain message");
       }
     }
-    await this.editAsText(handle, plainText(content.text, buttons));
+    await this.editAsText(handle, plainText(content, buttons));
   }
 
   /**
@@ -96,9 +97,13 @@ function canFallBack(err: unknown): boolean {
   );
 }
 
-/** Plain text has no buttons, so the options are listed; a reply in the conversation answers too. */
-function plainText(markdown: string, buttons: CardButtons | undefined): string {
-  const text = toPlainText(markdown);
+/**
+ * Plain text has no buttons or sections: the progress view becomes lines under the text, and the
+ * options are listed (a reply in the conversation answers too).
+ */
+function plainText(content: OutboundContent, buttons: CardButtons | undefined): string {
+  const view = toPlainText(progressLines(content.progress));
+  const text = [toPlainText(content.text), view].filter(Boolean).join("\n\n");
   if (!buttons?.buttons.length) return text;
   const options = buttons.buttons.map((b, i) => `${i + 1}. ${b.label}`).join("\n");
   return `${text}\n\n${options}`;

@@ -2,13 +2,18 @@
  * A reply streamed with Slack's chat.startStream / appendStream / stopStream. The core hands the
  * whole text so far; Slack appends, so only the new part is sent. If the stream breaks mid-way
  * (`streaming_state_conflict`, an expired stream, …) the same message is finished by chat.update
- * with the whole text, so the final text is still exact.
+ * with the whole text, so the final text is still exact. The progress view goes beside the text
+ * (progress.ts): the thread's status line and task cards while streaming, the summary as a small
+ * context line under the finished reply; once the stream broke, as lines under the edited text.
  */
 import type { webApi } from "@slack/bolt";
 import { PlatformRateLimitError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
-import type { MessageHandle, NativeStream } from "../types.js";
+import { progressEnded, progressLines } from "../kit/progress.js";
+import type { MessageHandle, NativeStream, ProgressContent } from "../types.js";
+import { escapeMrkdwn } from "./format.js";
 import { mapSlackError, slackErrorCode } from "./map-error.js";
+import { SlackProgress } from "./progress.js";
 
 type WebClient = InstanceType<typeof webApi.WebClient>;
 
@@ -20,16 +25,30 @@ export class SlackNativeStream implements NativeStream {
   /** Message that shows the reply in fallback mode (a new one if the stream message stays locked). */
   private fallbackTs: string | undefined;
   private closed = false;
+  /** The newest text the core gave, to show again with the view in fallback mode. */
+  private latest = "";
+  private readonly view: SlackProgress;
 
   constructor(
     private readonly web: WebClient,
     private readonly channelName: string,
     readonly handle: MessageHandle,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.view = new SlackProgress(web, channelName, handle, logger);
+  }
+
+  async progress(view: ProgressContent): Promise<void> {
+    if (this.closed) return;
+    const before = this.fallback ? progressLines(this.view.view) : "";
+    await this.view.show(view, !this.fallback);
+    // A message edited whole shows the view as lines under the text.
+    if (this.fallback && progressLines(view) !== before) await this.replaceWhole(this.latest);
+  }
 
   async update(text: string): Promise<void> {
     if (this.closed) return;
+    this.latest = text;
     if (this.fallback) return this.replaceWhole(text);
     if (!text.startsWith(this.sent)) return this.breakStream(text, "text was rewritten");
     const delta = text.slice(this.sent.length);
@@ -44,6 +63,7 @@ export class SlackNativeStream implements NativeStream {
 
   async finish(text: string): Promise<void> {
     if (this.closed) return;
+    this.latest = text;
     if (this.fallback) {
       await this.replaceWhole(text);
       this.closed = true;
@@ -56,10 +76,12 @@ export class SlackNativeStream implements NativeStream {
     }
     const delta = text.slice(this.sent.length);
     try {
+      const summary = this.summaryBlocks();
       await this.web.chat.stopStream({
         channel: this.handle.ref.chatId,
         ts: this.handle.id,
         ...(delta ? { markdown_text: delta } : {}),
+        ...(summary ? { blocks: summary } : {}),
       });
       this.sent = text;
     } catch (err) {
@@ -95,9 +117,16 @@ export class SlackNativeStream implements NativeStream {
     await this.replaceWhole(text);
   }
 
+  /** The run's summary as a small context line under the finished reply, when the final view kept one. */
+  private summaryBlocks() {
+    const view = this.view.view;
+    if (!view || !progressEnded(view) || !view.summary) return undefined;
+    return [{ type: "context" as const, elements: [{ type: "mrkdwn" as const, text: `✓ ${escapeMrkdwn(view.summary)}` }] }];
+  }
+
   private async replaceWhole(text: string): Promise<void> {
     const channel = this.handle.ref.chatId;
-    const body = text || " ";
+    const body = [text, progressLines(this.view.view)].filter(Boolean).join("\n\n") || " ";
     try {
       await this.web.chat.update({ channel, ts: this.fallbackTs ?? this.handle.id, markdown_text: body });
       return;

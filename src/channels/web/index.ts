@@ -35,7 +35,7 @@ import { lastEntryId, Mailbox, type MailItem } from "./mailbox.js";
 import { ASSETS, type Asset, loadAssets, PAGE_HEADERS } from "./page.js";
 import { CONVERSATION_ID, resolveWebTarget, webRef } from "./targets.js";
 import { UploadShelf } from "./uploads.js";
-import { type Caller, jsonBody, messageId, pageMessage, sequence, webInbound } from "./wire.js";
+import { type Caller, jsonBody, messageId, pageMessage, pageProgress, sequence, webInbound } from "./wire.js";
 
 /** The longest message the page may send, in characters. */
 export const MAX_MESSAGE_CHARS = 16_000;
@@ -85,6 +85,8 @@ export class WebChannel extends LifecycleChannel implements Channel {
       markdown: htmlEmitter,
       maxButtons: 10,
       typingIntervalMs: TYPING_MS - 1_000,
+      // The page shows the progress view as a panel under the message (public/progress.js).
+      progressView: true,
     };
   }
 
@@ -147,6 +149,8 @@ export class WebChannel extends LifecycleChannel implements Channel {
   async edit(handle: MessageHandle, content: OutboundContent): Promise<void> {
     const data: Record<string, unknown> = { id: handle.id, text: content.text, html: toHtml(content.text) };
     if (content.buttons !== undefined) data.buttons = content.buttons;
+    // Every edit says what the panel shows now: null takes it away (the run ended without a summary).
+    data.progress = pageProgress(content.progress);
     this.hub.publish(handle.ref.key, "edit", data);
     this.mailbox.edit(handle.ref.key, handle.id, content.text, data.html as string);
   }

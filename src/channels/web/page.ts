@@ -20,6 +20,7 @@ export const ASSETS = {
   "dom.js": "text/javascript; charset=utf-8",
   "conversations.js": "text/javascript; charset=utf-8",
   "extras.js": "text/javascript; charset=utf-8",
+  "progress.js": "text/javascript; charset=utf-8",
   "app.css": "text/css; charset=utf-8",
   "favicon.svg": "image/svg+xml",
 } as const;

@@ -1,7 +1,8 @@
 /** What the web chat's routes read and write: the page's message shape and the checks of a request. */
 import type { IncomingMessage } from "node:http";
 import { HttpError, isJsonObject, readJson } from "../../server/http.js";
-import type { ButtonSpec, ConversationRef, InboundMessage, OutboundContent } from "../types.js";
+import { formatDuration, progressShows, rowEnded, rowIcon, rowLabel } from "../kit/progress.js";
+import type { ButtonSpec, ConversationRef, InboundMessage, OutboundContent, ProgressContent, ProgressRow } from "../types.js";
 import { toHtml } from "./format.js";
 
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -35,9 +36,44 @@ export interface PageMessage {
   questionId?: string;
   /** When it was sent, ms since epoch. */
   at: number;
+  /** What the agent is doing, shown as a panel under the message; absent when there is none. */
+  progress?: PageProgress;
+}
+
+/**
+ * The progress view as the page gets it: the core's view with each row's mark (`icon`), its name
+ * as every platform writes it (`title`: `subagent: …`, `waiting for approval: …`) and an ended
+ * row's duration (`took`) already written (../kit/progress.ts), so the page formats nothing. The
+ * page builds its panel with `textContent` only, so none of it is HTML.
+ */
+export interface PageProgress {
+  mode: ProgressContent["mode"];
+  headline: string;
+  summary?: string;
+  reasoning?: string;
+  rows: Array<Pick<ProgressRow, "id" | "kind" | "title" | "detail" | "state"> & { icon: string; took?: string }>;
+}
+
+/** The view for the page, or null when nothing of it is left to show (the panel goes). */
+export function pageProgress(view: ProgressContent | undefined): PageProgress | null {
+  if (!progressShows(view)) return null;
+  const rows = view.rows.map((row) => ({
+    id: row.id,
+    kind: row.kind,
+    icon: rowIcon(row),
+    title: rowLabel(row),
+    state: row.state,
+    ...(row.detail ? { detail: row.detail } : {}),
+    ...(row.durationMs !== undefined && rowEnded(row) ? { took: formatDuration(row.durationMs) } : {}),
+  }));
+  const out: PageProgress = { mode: view.mode, headline: view.headline, rows };
+  if (view.summary) out.summary = view.summary;
+  if (view.reasoning) out.reasoning = view.reasoning;
+  return out;
 }
 
 export function pageMessage(id: string, content: OutboundContent): PageMessage {
+  const progress = pageProgress(content.progress);
   return {
     id,
     text: content.text,
@@ -45,6 +81,7 @@ export function pageMessage(id: string, content: OutboundContent): PageMessage {
     buttons: content.buttons ?? [],
     at: Date.now(),
     ...(content.questionId ? { questionId: content.questionId } : {}),
+    ...(progress ? { progress } : {}),
   };
 }
 

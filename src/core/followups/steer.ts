@@ -11,6 +11,9 @@ import type { ChannelScope } from "../scope.js";
 import type { BoardTurn } from "./board.js";
 import { finishFollower, joinedNote } from "./group.js";
 
+/** How the turn ended: answered (its errors shown in the chat), failed, or left to the next process (stopping). */
+export type TurnEnd = "ok" | "failed" | "left";
+
 /** Handles a message as a turn of its own (Messages.handle). */
 export type MessageHandler = (scope: ChannelScope, msg: InboundMessage) => Promise<void>;
 
@@ -48,10 +51,10 @@ export class Steering {
   }
 
   /**
-   * The turn ended (`ok`: without an error the chat was told of): what its run took in is finished
-   * with it; what it missed runs now, in order, each as a turn of its own.
+   * The turn ended: what its run took in is finished with it (left as it is for the next process
+   * when the turn was), and what it missed runs now, in order, each as a turn of its own.
    */
-  async settle(scope: ChannelScope, turn: BoardTurn, ok: boolean, handle: MessageHandler): Promise<void> {
+  async settle(scope: ChannelScope, turn: BoardTurn, end: TurnEnd, handle: MessageHandler): Promise<void> {
     turn.closed = true;
     const missed: InboundMessage[] = [];
     for (const { msg, outcome } of turn.steered) {
@@ -59,8 +62,9 @@ export class Steering {
         this.core.logger.warn({ err, channel: scope.name, key: turn.key }, "could not steer a message into the run");
         return "missed" as const;
       });
-      if (result === "taken") await finishFollower(scope, msg, turn.leader, ok);
-      else missed.push(msg);
+      // Left to the next process: recovery answers it with its leader.
+      if (result === "taken" && end !== "left") await finishFollower(scope, msg, turn.leader, end === "ok");
+      else if (result === "missed") missed.push(msg);
     }
     try {
       for (const [i, msg] of missed.entries()) {

@@ -12,7 +12,12 @@
  *
  * What the tools and the model wrote is escaped (`literal`), so it shows as written.
  */
+
+import { formatDuration } from "../../channels/kit/progress.js";
 import type { ProgressContent, ProgressRow } from "../../channels/types.js";
+
+/** A duration as people read it, the same on every platform (`1.2 s`, `41 s`, `2 min 5 s`). */
+export { formatDuration };
 
 /** Most rows the text view lists. */
 export const MAX_ROWS = 8;
@@ -34,17 +39,6 @@ const ICONS: Record<ProgressRow["state"], string> = {
   pending: "☐",
   waiting: "⏸",
 };
-
-/** `1.2 s`, `41 s`, `2 min 5 s`. */
-export function formatDuration(ms: number): string {
-  const s = Math.max(0, ms) / 1000;
-  if (s < 10) return `${s.toFixed(1)} s`;
-  if (s < 60) return `${Math.round(s)} s`;
-  const whole = Math.round(s);
-  const min = Math.floor(whole / 60);
-  const rest = whole % 60;
-  return rest ? `${min} min ${rest} s` : `${min} min`;
-}
 
 /** The live view as Markdown lines (empty when it shows nothing). */
 export function progressText(view: ProgressContent, style: TextStyle): string {

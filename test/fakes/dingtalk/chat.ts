@@ -1,6 +1,8 @@
 /**
  * What DingTalk users see in the fake: markdown messages and AI cards per conversation, each
- * with every version that appeared, rendered to the plain text a person reads.
+ * with every version that appeared, rendered to the plain text a person reads. A card shows only
+ * the variables its template places: the content, the button list and, when the template has
+ * one, a progress variable (as `notes`); other keys in its data stay unseen.
  */
 import { lexer, type Token, type Tokens } from "marked";
 
@@ -34,7 +36,9 @@ export interface FakeMessage {
   /** What a person reads. */
   text: string;
   buttons: FakeButton[];
-  versions: Array<{ text: string; at: number }>;
+  /** A card's progress variable as a person reads it, line by line, when its template has one. */
+  notes?: string[];
+  versions: Array<{ text: string; notes?: string[]; at: number }>;
   card?: FakeCard;
   /** The `processQueryKey` DingTalk answered a robot send with: the id the sender keeps. */
   queryKey?: string;
@@ -51,6 +55,13 @@ export interface FakeFile {
   data: Uint8Array;
   /** Where a user's client downloads it from. */
   url: string;
+}
+
+/** The variables a card template places (openapi.ts `TemplateSpec`). */
+export interface CardTemplate {
+  contentKey: string;
+  buttonsKey?: string;
+  progressKey?: string;
 }
 
 export class FakeChat {
@@ -86,7 +97,7 @@ export class FakeChat {
     return msg;
   }
 
-  addCard(conversationId: string, card: FakeCard, contentKey: string, buttonsKey?: string): FakeMessage {
+  addCard(conversationId: string, card: FakeCard, template: CardTemplate): FakeMessage {
     const msg: FakeMessage = {
       id: card.outTrackId,
       conversationId,
@@ -100,7 +111,7 @@ export class FakeChat {
       card,
     };
     this.messages.push(msg);
-    this.refreshCard(msg, contentKey, buttonsKey);
+    this.refreshCard(msg, template);
     return msg;
   }
 
@@ -109,15 +120,24 @@ export class FakeChat {
   }
 
   /** Re-renders a card from its variables; a new version appears when what users see changed. */
-  refreshCard(msg: FakeMessage, contentKey: string, buttonsKey?: string): void {
+  refreshCard(msg: FakeMessage, template: CardTemplate): void {
     const params = msg.card?.params ?? {};
-    msg.markdown = params[contentKey] ?? "";
+    msg.markdown = params[template.contentKey] ?? "";
     const text = plain(msg.markdown);
-    const buttons = buttonsKey ? parseButtons(params[buttonsKey]) : [];
-    const changed = text !== msg.text || buttons.map((b) => b.text).join("\n") !== msg.buttons.map((b) => b.text).join("\n");
+    const buttons = template.buttonsKey ? parseButtons(params[template.buttonsKey]) : [];
+    const notes = template.progressKey
+      ? plain(params[template.progressKey] ?? "")
+          .split("\n")
+          .filter(Boolean)
+      : undefined;
+    const changed =
+      text !== msg.text ||
+      buttons.map((b) => b.text).join("\n") !== msg.buttons.map((b) => b.text).join("\n") ||
+      (notes ?? []).join("\n") !== (msg.notes ?? []).join("\n");
     msg.buttons = buttons;
     msg.text = text;
-    if (changed || msg.versions.length === 0) msg.versions.push({ text, at: Date.now() });
+    if (notes) msg.notes = notes;
+    if (changed || msg.versions.length === 0) msg.versions.push({ text, ...(notes ? { notes } : {}), at: Date.now() });
   }
 
   in(conversationId: string): FakeMessage[] {

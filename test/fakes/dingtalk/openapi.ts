@@ -25,8 +25,11 @@ export interface Reply {
 }
 
 export interface TemplateSpec {
+  /** The markdown variable with streaming on: the only one `PUT /v1.0/card/streaming` takes. */
   contentKey: string;
   buttonsKey?: string;
+  /** A plain markdown variable placed under the content (for the progress view); data updates set it. */
+  progressKey?: string;
 }
 
 export interface Session {
@@ -132,7 +135,7 @@ export class OpenApi {
       streamCallbacks: body.callbackType === "STREAM",
       streamed: 0,
     };
-    this.w.chat.addCard(conversationId, card, spec.contentKey, spec.buttonsKey);
+    this.w.chat.addCard(conversationId, card, spec);
     return ok({
       success: true,
       result: { outTrackId, deliverResults: [{ spaceType: kind, spaceId: id, success: true, carrierId: randomUUID() }] },
@@ -156,7 +159,7 @@ export class OpenApi {
     card.flowStatus = body.isError === true ? "5" : body.isFinalize === true ? "3" : "2";
     card.params.flowStatus = card.flowStatus;
     card.streamed++;
-    this.w.chat.refreshCard(msg, spec.contentKey, spec.buttonsKey);
+    this.w.chat.refreshCard(msg, spec);
     return ok({ success: true });
   }
 
@@ -170,7 +173,7 @@ export class OpenApi {
     card.params = byKey ? { ...card.params, ...params } : params;
     card.flowStatus = card.params.flowStatus ?? card.flowStatus;
     const spec = this.w.templates[card.templateId] as TemplateSpec;
-    this.w.chat.refreshCard(msg, spec.contentKey, spec.buttonsKey);
+    this.w.chat.refreshCard(msg, spec);
     return ok({ success: true, result: true });
   }
 

@@ -1,6 +1,8 @@
 /**
  * What the fake Feishu stores, and how a user would read it: a card's markdown becomes the text
- * a person sees (markup gone, entities decoded), its callback buttons become labels.
+ * a person sees (markup gone, entities decoded), its callback buttons become labels. A card's
+ * secondary sections (notation-size markdown, collapsible panels) are read apart from its body
+ * text, as `notes`: a panel shows its header, and its content only while expanded.
  */
 import { Lexer, type Token } from "marked";
 
@@ -29,7 +31,9 @@ export interface FakeMessage {
   card?: CardJson;
   text: string;
   buttons: FakeButton[];
-  versions: Array<{ text: string; at: number }>;
+  /** A card's secondary sections as a person sees them (see {@link cardNotes}); absent for other messages. */
+  notes?: string[];
+  versions: Array<{ text: string; notes?: string[]; at: number }>;
   edits: number;
   reactions: FakeReaction[];
   createdAt: number;
@@ -71,35 +75,92 @@ export interface FakeCard {
   sequences: number[];
 }
 
+/** An `element_id`: letters, digits and `_`, starting with a letter, 1 to 20 characters; unique in its card. */
+export const ELEMENT_ID = /^[A-Za-z][A-Za-z0-9_]{0,19}$/;
+
 /** Checks the parts of a card JSON 2.0 the platform checks; returns a problem or undefined. */
 export function cardProblem(card: unknown): string | undefined {
   const c = card as CardJson;
   if (!c || typeof c !== "object") return "card is not an object";
   if (c.schema !== "2.0") return 'card schema must be "2.0"';
   if (!Array.isArray(c.body?.elements)) return "card body.elements must be a list";
+  const ids = new Set<string>();
   for (const el of walk(c.body.elements)) {
-    if (el.tag === "markdown" && typeof el.content !== "string") return "markdown element without content";
-    if (el.tag === "button" && typeof el.text?.content !== "string") return "button without text";
-    if (el.tag === "action") return 'card 2.0 has no "action" container';
+    const problem = elementProblem(el, ids);
+    if (problem) return problem;
   }
   return undefined;
 }
 
-function* walk(elements: CardElement[]): Generator<CardElement> {
+function elementProblem(el: CardElement, ids: Set<string>): string | undefined {
+  if (!el || typeof el !== "object") return "an element is not an object";
+  if (el.element_id !== undefined) {
+    if (typeof el.element_id !== "string" || !ELEMENT_ID.test(el.element_id))
+      return `invalid element_id ${String(el.element_id)}`;
+    if (ids.has(el.element_id)) return `element_id ${el.element_id} is used twice`;
+    ids.add(el.element_id);
+  }
+  if (el.tag === "markdown" && typeof el.content !== "string") return "markdown element without content";
+  if (el.tag === "button" && typeof el.text?.content !== "string") return "button without text";
+  if (el.tag === "action") return 'card 2.0 has no "action" container';
+  if (el.tag === "collapsible_panel") {
+    const header = el.header as { title?: { tag?: unknown; content?: unknown } } | undefined;
+    if (!header || typeof header !== "object") return "collapsible_panel without header";
+    const title = header.title;
+    if (title && (!["plain_text", "markdown"].includes(String(title.tag)) || typeof title.content !== "string"))
+      return "collapsible_panel header.title must be plain_text or markdown with content";
+    if (el.elements !== undefined && !Array.isArray(el.elements)) return "collapsible_panel elements must be a list";
+    if (el.expanded !== undefined && typeof el.expanded !== "boolean") return "collapsible_panel expanded must be a boolean";
+    for (const inner of walk(el.elements ?? [])) if (inner.tag === "form") return "a collapsible_panel cannot hold a form";
+  }
+  return undefined;
+}
+
+/** Every element, containers' contents included; `skipPanels` leaves out what collapsible panels hold. */
+function* walk(elements: CardElement[], skipPanels = false): Generator<CardElement> {
   for (const el of elements) {
     yield el;
-    if (el.elements) yield* walk(el.elements);
-    for (const col of el.columns ?? []) yield* walk(col.elements ?? []);
+    if (skipPanels && el.tag === "collapsible_panel") continue;
+    if (el.elements) yield* walk(el.elements, skipPanels);
+    for (const col of el.columns ?? []) yield* walk(col.elements ?? [], skipPanels);
   }
 }
 
+/** The card's body text: its markdown and text elements, secondary sections left out (see {@link cardNotes}). */
 export function cardText(card: CardJson): string {
   const parts: string[] = [];
-  for (const el of walk(card.body?.elements ?? [])) {
-    if (el.tag === "markdown" && typeof el.content === "string") parts.push(markdownToVisible(el.content));
+  for (const el of walk(card.body?.elements ?? [], true)) {
+    if (el.tag === "markdown" && typeof el.content === "string" && el.text_size !== "notation")
+      parts.push(markdownToVisible(el.content));
     if (el.tag === "div" && typeof el.text?.content === "string") parts.push(el.text.content);
   }
   return parts.filter((p) => p !== "").join("\n");
+}
+
+/**
+ * The card's secondary sections, line by line as a person sees them: a notation-size markdown
+ * element's text, and a collapsible panel as `▸ header` (folded) or `▾ header` followed by what
+ * it holds (expanded), nested panels alike.
+ */
+export function cardNotes(card: CardJson): string[] {
+  return notesOf(card.body?.elements ?? [], false);
+}
+
+function notesOf(elements: CardElement[], inPanel: boolean): string[] {
+  const out: string[] = [];
+  for (const el of elements) {
+    if (el.tag === "collapsible_panel") {
+      const header = (el.header as { title?: { content?: unknown } } | undefined)?.title?.content;
+      const open = el.expanded === true;
+      out.push(`${open ? "▾" : "▸"} ${markdownToVisible(String(header ?? ""))}`);
+      if (open) out.push(...notesOf(el.elements ?? [], true));
+    } else if (el.tag === "markdown" && typeof el.content === "string" && (inPanel || el.text_size === "notation")) {
+      out.push(...markdownToVisible(el.content).split("\n").filter(Boolean));
+    } else if (el.elements) {
+      out.push(...notesOf(el.elements, inPanel));
+    }
+  }
+  return out;
 }
 
 export function cardButtons(card: CardJson): FakeButton[] {
@@ -122,7 +183,9 @@ export function messageText(msgType: string, content: string): string {
 
 /** What a person reads from card markdown. Character references show as characters, except in code. */
 export function markdownToVisible(markdown: string): string {
-  return blocks(new Lexer({ gfm: true }).lex(markdown)).trim();
+  // `<font color=…>` only colours its text: the tags themselves show nothing.
+  const uncoloured = markdown.replace(/<font\b[^>]*>|<\/font>/g, "");
+  return blocks(new Lexer({ gfm: true }).lex(uncoloured)).trim();
 }
 
 function blocks(tokens: Token[]): string {

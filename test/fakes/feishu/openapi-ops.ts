@@ -1,5 +1,15 @@
 /** The message and CardKit operations of the fake Open Platform, with Feishu's checks. */
-import { type CardJson, cardButtons, cardProblem, cardText, type FakeCard, type FakeMessage, messageText } from "./model.js";
+import { applyElementOp, type ElementOp } from "./card-elements.js";
+import {
+  type CardJson,
+  cardButtons,
+  cardNotes,
+  cardProblem,
+  cardText,
+  type FakeCard,
+  type FakeMessage,
+  messageText,
+} from "./model.js";
 import { type FeishuWorld, LIMITS, UUID_WINDOW_MS } from "./state.js";
 
 export interface Reply {
@@ -25,8 +35,15 @@ const rateLimited = (): Reply => ({
 interface View {
   text: string;
   buttons: FakeMessage["buttons"];
+  /** A card's secondary sections (model.ts `cardNotes`). */
+  notes?: string[];
   card?: CardJson;
   cardId?: string;
+}
+
+/** What a person sees of a card. */
+function seen(card: CardJson): Pick<View, "text" | "buttons" | "notes"> {
+  return { text: cardText(card), buttons: cardButtons(card), notes: cardNotes(card) };
 }
 
 /** Parses message content the way the platform does; a string is the refusal. */
@@ -57,13 +74,13 @@ function view(world: FeishuWorld, msgType: unknown, content: unknown): View | Re
     const card = typeof cardId === "string" ? world.cards.get(cardId) : undefined;
     if (!card) return fail(300300, "card_id does not exist");
     if (card.messageId) return fail(300301, "a card entity can be sent only once");
-    return { text: cardText(card.card), buttons: cardButtons(card.card), cardId: card.id };
+    return { ...seen(card.card), cardId: card.id };
   }
   if (Buffer.byteLength(content) > LIMITS.cardBytes) return fail(230025, "card content exceeds 30 KB");
   const problem = cardProblem(parsed);
   if (problem) return fail(230099, `Failed to create card content: ${problem}`);
   const card = parsed as CardJson;
-  return { text: cardText(card), buttons: cardButtons(card), card };
+  return { ...seen(card), card };
 }
 
 const isReply = (v: View | CardJson | Reply): v is Reply => "status" in v && "body" in v;
@@ -83,7 +100,7 @@ export function applyMessageOp(world: FeishuWorld, op: string, params: string[],
     if (isReply(v)) return v;
     message.edits += 1;
     message.content = String(body.content);
-    show(message, v.text, [], now);
+    show(message, { text: v.text, buttons: [] }, now);
     return ok();
   }
   if (op === "reaction") {
@@ -140,7 +157,8 @@ function postMessage(
     content: String(body.content),
     text: v.text,
     buttons: v.buttons,
-    versions: [{ text: v.text, at: now }],
+    ...(v.notes ? { notes: v.notes } : {}),
+    versions: [{ text: v.text, ...(v.notes ? { notes: v.notes } : {}), at: now }],
     edits: 0,
     reactions: [],
     createdAt: now,
@@ -195,7 +213,7 @@ function patchMessage(world: FeishuWorld, message: FakeMessage, body: Record<str
   if (v.cardId) return fail(230001, "cannot PATCH a message into a card entity");
   message.card = v.card as CardJson;
   message.content = String(body.content);
-  show(message, v.text, v.buttons, now);
+  show(message, v, now);
   return ok();
 }
 
@@ -222,6 +240,9 @@ export function applyCardOp(world: FeishuWorld, op: string, params: string[], bo
     if (typeof body.content !== "string") return fail(300303, "content is required");
     if (body.content.length > LIMITS.elementChars) return fail(300305, "content exceeds 100000 characters");
     element.content = body.content;
+  } else if (op === "element_create" || op === "element_update" || op === "element_delete") {
+    const failure = applyElementOp(card.card, op as ElementOp, params[1], body);
+    if (failure) return fail(failure.code, failure.msg);
   } else if (op === "card_settings") {
     let settings: { config?: Record<string, unknown> };
     try {
@@ -239,7 +260,7 @@ export function applyCardOp(world: FeishuWorld, op: string, params: string[], bo
   card.sequence = sequence;
   card.sequences.push(sequence);
   const message = card.messageId ? world.message(card.messageId) : undefined;
-  if (message) show(message, cardText(card.card), cardButtons(card.card), now);
+  if (message) show(message, seen(card.card), now);
   return ok();
 }
 
@@ -258,8 +279,13 @@ function parseCardJson(type: unknown, data: unknown): CardJson | Reply {
 }
 
 /** Updates what users see and keeps every version that differs from the one before. */
-function show(message: FakeMessage, text: string, buttons: FakeMessage["buttons"], at: number): void {
+function show(message: FakeMessage, view: Pick<View, "text" | "buttons" | "notes">, at: number): void {
+  const { text, buttons, notes } = view;
   message.text = text;
   message.buttons = buttons;
-  if (message.versions.at(-1)?.text !== text) message.versions.push({ text, at });
+  if (notes) message.notes = notes;
+  else delete message.notes;
+  const last = message.versions.at(-1);
+  if (last?.text === text && (last.notes ?? []).join("\n") === (notes ?? []).join("\n")) return;
+  message.versions.push({ text, ...(notes ? { notes } : {}), at });
 }

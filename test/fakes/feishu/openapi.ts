@@ -1,7 +1,8 @@
 /**
  * The fake's Open Platform HTTP API: tokens, bot info, im messages (send, reply, PATCH card,
  * PUT text, reactions), chat lookups, image and file uploads and message resources (files.ts), CardKit
- * (create, element content, settings, full update) and the long connection's endpoint. It
+ * (create, element content, settings, full update, elements added, replaced and deleted) and the
+ * long connection's endpoint. It
  * refuses what Feishu refuses: missing or bad tokens, malformed cards, PATCH on unshared cards,
  * non-increasing sequences (300317), streaming into a closed card, more than 10 operations/s
  * on a card or 5 PATCHes/s on a message (429 + 99991400), files over the upload limits.
@@ -46,6 +47,14 @@ const ROUTES: Route[] = [
     auth: true,
   },
   { method: "PATCH", pattern: /^\/open-apis\/cardkit\/v1\/cards\/([^/]+)\/settings$/, op: "card_settings", auth: true },
+  { method: "POST", pattern: /^\/open-apis\/cardkit\/v1\/cards\/([^/]+)\/elements$/, op: "element_create", auth: true },
+  { method: "PUT", pattern: /^\/open-apis\/cardkit\/v1\/cards\/([^/]+)\/elements\/([^/]+)$/, op: "element_update", auth: true },
+  {
+    method: "DELETE",
+    pattern: /^\/open-apis\/cardkit\/v1\/cards\/([^/]+)\/elements\/([^/]+)$/,
+    op: "element_delete",
+    auth: true,
+  },
   { method: "PUT", pattern: /^\/open-apis\/cardkit\/v1\/cards\/([^/]+)$/, op: "card_update", auth: true },
 ];
 
@@ -142,6 +151,9 @@ function dispatch(
     case "card_content":
     case "card_settings":
     case "card_update":
+    case "element_create":
+    case "element_update":
+    case "element_delete":
       return applyCardOp(world, op, params, body);
     default:
       return applyMessageOp(world, op, params, url, body);

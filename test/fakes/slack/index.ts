@@ -10,6 +10,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { closeServer } from "../../../src/server/http.js";
+import type { FakeTask } from "./chunks.js";
 import { type FakeFile, FakeFiles } from "./files.js";
 import { type Delivered, type DeliveryFault, HttpDelivery, type HttpDeliveryOptions } from "./http-delivery.js";
 import { type DeliveryResult, type EnvelopeType, FakeSocketServer, postSigned, type SignedPostOptions } from "./transport.js";
@@ -43,9 +44,11 @@ export interface VisibleBotMessage {
   id: string;
   text: string;
   buttons: string[];
-  versions: Array<{ text: string; at: number }>;
+  versions: Array<{ text: string; tasks?: string[]; at: number }>;
   threadId?: string;
   streaming: boolean;
+  /** A stream's task cards (chunks.ts), when it has any. */
+  tasks?: FakeTask[];
 }
 
 /** A file a user shares: a photo, a document, or a voice clip recorded in Slack (`voice`). */
@@ -382,9 +385,10 @@ export class FakeSlack {
         id: m.ts,
         text: visibleText(m),
         buttons: buttonLabels(m),
-        versions: m.versions.map((v) => ({ text: v.text, at: v.at })),
+        versions: m.versions.map((v) => ({ text: v.text, ...(v.tasks ? { tasks: v.tasks } : {}), at: v.at })),
         ...(m.threadTs ? { threadId: m.threadTs } : {}),
         streaming: m.streaming,
+        ...(m.tasks ? { tasks: m.tasks } : {}),
       }));
   }
 

@@ -3,6 +3,7 @@
  * error codes, streams that expire, 429/5xx injection, and a record of what users would see.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { applyChunks, type FakeTask, readChunks, taskLines } from "./chunks.js";
 import { SLACK_UPDATE_TEXT_MAX } from "./mrkdwn.js";
 import { FakeWorkspace } from "./workspace.js";
 
@@ -20,8 +21,11 @@ export interface FakeMessage {
   blocks?: Json[];
   streaming: boolean;
   streamStartedAt?: number;
-  /** Every version a user saw: visible text and button labels, with time. */
-  versions: Array<{ text: string; buttons: string[]; at: number }>;
+  /** A stream's task cards (`task_update` chunks, chunks.ts) and its plan's title. */
+  tasks?: FakeTask[];
+  plan?: string;
+  /** Every version a user saw: visible text, button labels and task cards, with time. */
+  versions: Array<{ text: string; buttons: string[]; tasks?: string[]; at: number }>;
 }
 
 /** A `chat.postEphemeral` message: only `user` sees it, and it cannot be edited or found later. */
@@ -75,9 +79,15 @@ export function mrkdwnToPlain(text: string): string {
 
 export function visibleText(m: Pick<FakeMessage, "text" | "markdown" | "blocks">): string {
   const sections = (m.blocks ?? []).filter((b) => b.type === "section");
-  if (sections.length > 0) return sections.map((b) => mrkdwnToPlain(String((b.text as Json)?.text ?? ""))).join("\n");
-  if (m.markdown !== undefined) return m.markdown;
-  return mrkdwnToPlain(m.text);
+  const main =
+    sections.length > 0
+      ? sections.map((b) => mrkdwnToPlain(String((b.text as Json)?.text ?? ""))).join("\n")
+      : (m.markdown ?? mrkdwnToPlain(m.text));
+  // Context blocks show as small lines under the message.
+  const context = (m.blocks ?? [])
+    .filter((b) => b.type === "context")
+    .map((b) => ((b.elements as Json[]) ?? []).map((e) => mrkdwnToPlain(String(e.text ?? ""))).join(" "));
+  return [main, ...context].join("\n");
 }
 
 export function buttonLabels(m: Pick<FakeMessage, "blocks">): string[] {
@@ -262,6 +272,9 @@ export class FakeWebApi {
       if (typeof a.recipient_user_id !== "string") throw new SlackApiError("missing_recipient_user_id");
       if (typeof a.recipient_team_id !== "string") throw new SlackApiError("missing_recipient_team_id");
     }
+    if (a.task_display_mode !== undefined && a.task_display_mode !== "timeline" && a.task_display_mode !== "plan")
+      throw new SlackApiError("invalid_arguments");
+    const chunks = readChunks(a);
     const markdown = typeof a.markdown_text === "string" ? a.markdown_text : "";
     this.workspace.postable(channel);
     const m: FakeMessage = {
@@ -276,23 +289,35 @@ export class FakeWebApi {
       streamStartedAt: Date.now(),
       versions: [],
     };
+    if (chunks) applyChunks(m, chunks);
     this.messages.push(m);
     this.snapshot(m);
     return { channel, ts: m.ts };
   }
 
+  /** Either `markdown_text` (appended) or `chunks` (chunks.ts), never both. */
   private appendStream(a: Json): Json {
     const m = this.streamingMessage(a);
-    const delta = requireString(a, "markdown_text", "invalid_arguments");
-    if ((m.markdown ?? "").length + delta.length > 12_000) throw new SlackApiError("msg_too_long");
-    m.markdown = (m.markdown ?? "") + delta;
+    const chunks = readChunks(a);
+    if (chunks) applyChunks(m, chunks);
+    else {
+      const delta = requireString(a, "markdown_text", "invalid_arguments");
+      if ((m.markdown ?? "").length + delta.length > 12_000) throw new SlackApiError("msg_too_long");
+      m.markdown = (m.markdown ?? "") + delta;
+    }
     this.snapshot(m);
     return { channel: m.channel, ts: m.ts };
   }
 
+  /** The last text or chunks, and blocks appended under the message (e.g. a context line). */
   private stopStream(a: Json): Json {
     const m = this.streamingMessage(a);
+    const chunks = readChunks(a);
+    const blocks = a.blocks === undefined ? undefined : (a.blocks as Json[]);
+    if (blocks) checkBlocks(blocks);
+    if (chunks) applyChunks(m, chunks);
     if (typeof a.markdown_text === "string") m.markdown = (m.markdown ?? "") + a.markdown_text;
+    if (blocks && blocks.length > 0) m.blocks = [...(m.blocks ?? []), ...blocks];
     m.streaming = false;
     this.snapshot(m);
     return { channel: m.channel, ts: m.ts, message: { ts: m.ts } };
@@ -340,15 +365,18 @@ export class FakeWebApi {
   private snapshot(m: FakeMessage): void {
     const text = visibleText(m);
     const buttons = buttonLabels(m);
+    const tasks = m.tasks ? taskLines(m.tasks) : undefined;
     const last = m.versions[m.versions.length - 1];
-    if (last && last.text === text && last.buttons.join("\n") === buttons.join("\n")) return;
-    m.versions.push({ text, buttons, at: Date.now() });
+    const same = (x: string[] | undefined, y: string[] | undefined) => (x ?? []).join("\n") === (y ?? []).join("\n");
+    if (last && last.text === text && same(last.buttons, buttons) && same(last.tasks, tasks)) return;
+    m.versions.push({ text, buttons, ...(tasks ? { tasks } : {}), at: Date.now() });
   }
 }
 
 function checkBlocks(blocks: Json[]): void {
   if (!Array.isArray(blocks) || blocks.length > 50) throw new SlackApiError("invalid_blocks");
   for (const b of blocks) {
+    if (b.type === "context") checkContext(b);
     if (b.type === "section" && String((b.text as Json)?.text ?? "").length > 3000) throw new SlackApiError("invalid_blocks");
     if (b.type === "actions") {
       const elements = b.elements as Json[];
@@ -357,6 +385,18 @@ function checkBlocks(blocks: Json[]): void {
       if (ids.size !== elements.length) throw new SlackApiError("invalid_blocks");
       for (const e of elements) if (String((e.text as Json)?.text ?? "").length > 75) throw new SlackApiError("invalid_blocks");
     }
+  }
+}
+
+/** A context block: 1 to 10 elements, text ones (mrkdwn or plain_text) with 1 to 3,000 characters. */
+function checkContext(b: Json): void {
+  const elements = b.elements as Json[];
+  if (!Array.isArray(elements) || elements.length === 0 || elements.length > 10) throw new SlackApiError("invalid_blocks");
+  for (const e of elements) {
+    if (e.type === "image") continue;
+    const text = e.text;
+    if ((e.type !== "mrkdwn" && e.type !== "plain_text") || typeof text !== "string" || text === "" || text.length > 3000)
+      throw new SlackApiError("invalid_blocks");
   }
 }
 

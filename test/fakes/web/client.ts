@@ -7,6 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { CookieJar } from "./cookies.js";
+import type { WireProgress } from "./progress.js";
 import { ChatTab } from "./tab.js";
 
 /** The name of the cookie that holds the browser's client id. */
@@ -33,6 +34,8 @@ export interface WireMessage {
   html: string;
   buttons: WireButton[];
   questionId?: string;
+  /** The progress panel under it; absent or null = none. */
+  progress?: WireProgress | null;
 }
 
 /** `GET <path>/api/conversations/:conv/history`. */

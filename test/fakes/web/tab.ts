@@ -4,7 +4,8 @@
  * sees. When the stream ends it connects again to the same URL with `Last-Event-ID`, as
  * `EventSource` does; unlike `EventSource` it also tries again after a 404 or 5xx (a page that
  * re-opens its stream), and gives up only on 400, 401 and 403. It keeps every version of every
- * bot message (Markdown, HTML and the text a person reads from that HTML), buttons, files (fetched
+ * bot message (Markdown, HTML, the text a person reads from that HTML, the progress panel under
+ * it), buttons, files (fetched
  * at once, as a person clicking the link would), typing, the `user` events from other tabs, resets,
  * and anything unsafe in the HTML.
  */
@@ -12,6 +13,7 @@ import { randomUUID } from "node:crypto";
 import type { BotFile, VisibleMessage } from "../../contract/driver.js";
 import type { HistoryBody, WebBrowser, WireButton, WireMessage } from "./client.js";
 import { htmlProblems, htmlText } from "./html.js";
+import { panelLines, progressProblems, type WireProgress } from "./progress.js";
 import { readSse, type SseCursor, type SseEvent } from "./sse.js";
 
 /** A bot message as the page shows it. */
@@ -24,7 +26,10 @@ export interface ShownMessage {
   text: string;
   buttons: WireButton[];
   questionId?: string;
-  versions: Array<{ text: string; markdown: string; html: string; at: number }>;
+  /** The progress panel under it now (null: none), and what it reads as. */
+  progress: WireProgress | null;
+  panel: string[];
+  versions: Array<{ text: string; markdown: string; html: string; panel: string[]; at: number }>;
   /** Arrived on the stream, or came with the history as its open question. */
   source: "event" | "history";
 }
@@ -283,9 +288,11 @@ export class ChatTab {
       this.change(known, message);
       return;
     }
-    this.check(message.id, message.html);
+    this.check(message.id, message.html, message.progress);
     const at = Date.now();
     const text = htmlText(message.html ?? "");
+    const progress = message.progress ?? null;
+    const panel = panelLines(progress);
     this.messages.push({
       id: message.id,
       markdown: message.text,
@@ -293,7 +300,9 @@ export class ChatTab {
       text,
       buttons: message.buttons ?? [],
       ...(message.questionId ? { questionId: message.questionId } : {}),
-      versions: [{ text, markdown: message.text, html: message.html, at }],
+      progress,
+      panel,
+      versions: [{ text, markdown: message.text, html: message.html, panel, at }],
       source,
     });
   }
@@ -312,19 +321,25 @@ export class ChatTab {
     const markdown = update.text ?? message.markdown;
     const html = update.html ?? message.html;
     const buttons = update.buttons ?? message.buttons;
+    // Each message and edit says what the panel shows: absent or null takes it away, as on the page.
+    const progress = update.progress ?? null;
+    const panel = panelLines(progress);
     if (update.questionId) message.questionId = update.questionId;
     const same =
       markdown === message.markdown &&
       html === message.html &&
+      panel.join("\n") === message.panel.join("\n") &&
       buttons.length === message.buttons.length &&
       buttons.every((b, i) => b.id === message.buttons[i]?.id && b.label === message.buttons[i]?.label);
+    message.progress = progress;
     if (same) return;
-    this.check(message.id, html);
+    this.check(message.id, html, progress);
     message.markdown = markdown;
     message.html = html;
     message.text = htmlText(html);
     message.buttons = buttons;
-    message.versions.push({ text: message.text, markdown, html, at: Date.now() });
+    message.panel = panel;
+    message.versions.push({ text: message.text, markdown, html, panel, at: Date.now() });
   }
 
   /** A file offered for download; fetched at once with this browser's cookies. */
@@ -341,8 +356,9 @@ export class ChatTab {
     this.track(download());
   }
 
-  private check(id: string, html: string): void {
+  private check(id: string, html: string, progress?: unknown): void {
     for (const problem of htmlProblems(html ?? "")) this.problems.push(`message ${id}: ${problem}`);
+    for (const problem of progressProblems(progress)) this.problems.push(`message ${id}: ${problem}`);
   }
 
   private track(work: Promise<unknown>): void {

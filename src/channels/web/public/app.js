@@ -1,5 +1,5 @@
 /**
- * The web chat page: plain ES modules (this one, dom.js, conversations.js, extras.js), no
+ * The web chat page: plain ES modules (this one, dom.js, conversations.js, extras.js, progress.js), no
  * framework and no build step. It keeps the list of
  * conversations in localStorage, reads a conversation's history as JSON, follows its replies as
  * server-sent events, and posts messages and button clicks. The wire is in ../README.md.
@@ -20,6 +20,7 @@ import {
 } from "./conversations.js";
 import { $, BASE, errorText, h, OFFLINE, randomId } from "./dom.js";
 import { addCopyButton, attachments, checkAgent } from "./extras.js";
+import { renderProgress } from "./progress.js";
 
 let conv = null; // the open conversation's id
 let source = null; // its EventSource
@@ -262,6 +263,8 @@ function upsertBot(m) {
     a.rel = "noopener noreferrer";
   }
   if (m.questionId) el.dataset.questionId = m.questionId;
+  // Each message and edit says what the panel shows now; none (history, a notice) means no panel.
+  renderProgress(el, m.progress ?? null);
   if (Array.isArray(m.buttons)) renderButtons(el, m.buttons);
   else setButtonsDisabled(el, false);
   markBusy();

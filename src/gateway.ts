@@ -357,10 +357,14 @@ export class Gateway {
     // Another replica runs this bot's one connection: stand by.
     if (this.replicaLink && !this.replicaLink.mayStart(slot)) return;
     const logger = this.options.logger;
+    const leftovers = this.leftovers.get(slot.name);
+    // What the channel delivers at once (sent while the gateway was down) waits behind them.
+    const hold = leftovers && dispatcher.hold(slot, leftovers);
     try {
       await slot.start(dispatcher.sinkFor(slot));
       logger.info({ channel: slot.name, mode: channel.status().mode }, "channel started");
     } catch (err) {
+      hold?.release();
       // The stack once; the supervisor logs one line for each retry that fails the same way.
       if (slot.firstFailure(err)) logger.error({ channel: slot.name, err }, "channel failed to start");
       return;
@@ -368,11 +372,13 @@ export class Gateway {
     await dispatcher
       .armApprovals(slot)
       .catch((err: unknown) => logger.error({ err, channel: slot.name }, "could not arm approval deadlines"));
-    const leftovers = this.leftovers.get(slot.name);
     if (!leftovers) return;
     this.leftovers.delete(slot.name);
-    const unsent = await dispatcher.recover(slot, leftovers);
-    if (unsent.length > 0) this.leftovers.set(slot.name, [...unsent, ...(this.leftovers.get(slot.name) ?? [])]);
+    // Answered in their held places while the channel runs; notices that could not go out wait for its next start.
+    void dispatcher.recover(slot, leftovers, hold).then(
+      (unsent) => unsent.length > 0 && this.leftovers.set(slot.name, [...unsent, ...(this.leftovers.get(slot.name) ?? [])]),
+      (err: unknown) => logger.error({ err, channel: slot.name }, "could not answer what a previous process left"),
+    );
   }
 
   private handOver(): Promise<void> {

@@ -58,6 +58,8 @@ export class CoreContext {
   readonly active = new ActiveRuns();
   /** The turns running now, as the follow-up modes see them (followups/). */
   readonly board = new TurnBoard();
+  /** Conversations whose leftovers from a previous process are being answered (recovery-hold.ts): new messages there only queue. */
+  readonly holding = new Set<string>();
   /** False once shutdown began: no new message is taken and no new run starts. */
   accepting = true;
   private readonly background = new Set<Promise<void>>();

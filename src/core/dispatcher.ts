@@ -18,6 +18,7 @@ import { Intake } from "./intake.js";
 import { Messages } from "./messages.js";
 import { Questions } from "./questions.js";
 import { Recovery } from "./recovery.js";
+import { RecoveryHold } from "./recovery-hold.js";
 import { type ChannelScope, Scopes } from "./scope.js";
 import { channelSink } from "./sinks.js";
 
@@ -123,8 +124,19 @@ export class Dispatcher {
    * recovery.ts). `entries` were read before channels started. Resolves to the entries whose
    * notice could not be sent (the caller tries them again).
    */
-  recover(slot: ChannelSlot, entries: InboxEntry[]): Promise<InboxEntry[]> {
-    return this.recovery.recover(this.scopes.of(slot), entries);
+  recover(slot: ChannelSlot, entries: InboxEntry[], hold?: RecoveryHold): Promise<InboxEntry[]> {
+    return this.recovery.recover(this.scopes.of(slot), entries, hold);
+  }
+
+  /**
+   * Before a channel starts: keeps each conversation with `entries` at the front of its queue
+   * until `recover` answers them there, so what the channel delivers first waits behind them.
+   */
+  hold(slot: ChannelSlot, entries: InboxEntry[]): RecoveryHold {
+    return new RecoveryHold(
+      this.core,
+      entries.filter((e) => e.channel === slot.name).map((e) => e.key),
+    );
   }
 
   /**

@@ -74,8 +74,11 @@ export class Intake {
     }
   }
 
-  /** A message that is this replica's to answer now, under its conversation's lease (see `Inbox.drain`). */
-  private async answerNow(scope: ChannelScope, msg: InboundMessage): Promise<void> {
+  /**
+   * A message to answer now, in the caller's place in its conversation's queue: under its lease
+   * with replicas (see `Inbox.drain`), or in the place recovery held for it (recovery-hold.ts).
+   */
+  async answerNow(scope: ChannelScope, msg: InboundMessage): Promise<void> {
     const verdict = await this.verdict(scope, msg);
     if (verdict.kind === "ignore") await this.ignore(scope, msg, verdict.denial);
     else if (verdict.kind === "immediate")

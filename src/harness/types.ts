@@ -230,8 +230,10 @@ export interface Harness {
    * took it in (its reply then answers it too), `missed` when no run is active or the run ended
    * before another model call; the caller then runs it as a turn of its own. Messages steered
    * into one run are taken in the order they were given. Without it, steering falls back to queueing.
+   * `options.id` is the id the message takes in the thread (so a caller can find it in
+   * `history` after a crash); a new one when absent.
    */
-  steer?(threadId: string, text: string): Promise<"taken" | "missed">;
+  steer?(threadId: string, text: string, options?: { id?: string }): Promise<"taken" | "missed">;
   /** Cancels the active run of a thread. Returns false when none is running. */
   cancel(threadId: string): boolean;
   /** What the thread looks like now, or undefined for a thread never run. */

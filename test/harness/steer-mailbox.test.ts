@@ -17,7 +17,7 @@ describe("SteerMailbox", () => {
     const run = mailbox.during("t", async function* (steer) {
       outcomes.push(mailbox.steer("t", "one"), mailbox.steer("t", "two"));
       for (const [i, p] of outcomes.entries()) void p.then((o) => settled.push(`${i}:${o}`));
-      taken = steer.take();
+      taken = steer.take().map((m) => m.text);
       steer.confirm();
       outcomes.push(mailbox.steer("t", "three"));
       void outcomes[2]?.then((o) => settled.push(`2:${o}`));
@@ -37,16 +37,33 @@ describe("SteerMailbox", () => {
     expect(await mailbox.steer("t", "late")).toBe("missed");
   });
 
+  it("a message keeps the id it was given, and gets a new one without", async () => {
+    const mailbox = new SteerMailbox();
+    let taken: Array<{ text: string; id: string }> = [];
+    const run = mailbox.during("v", async function* (steer) {
+      void mailbox.steer("v", "named", "id-1");
+      void mailbox.steer("v", "unnamed");
+      taken = steer.take();
+      steer.confirm();
+      yield { type: "done", text: "" } as RunEvent;
+    });
+    for await (const _ of run) {
+      // drain
+    }
+    expect(taken[0]).toEqual({ text: "named", id: "id-1" });
+    expect(taken[1]?.id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
   it("handed-over messages put back wait again ahead of newer ones; unconfirmed ones are missed at the end", async () => {
     const mailbox = new SteerMailbox();
     const order: string[][] = [];
     const outcomes: Array<Promise<string>> = [];
     const run = mailbox.during("u", async function* (steer) {
       outcomes.push(mailbox.steer("u", "a"));
-      order.push(steer.take());
+      order.push(steer.take().map((m) => m.text));
       outcomes.push(mailbox.steer("u", "b"));
       steer.putBack();
-      order.push(steer.take());
+      order.push(steer.take().map((m) => m.text));
       yield { type: "error", code: "internal", message: "x" } as RunEvent;
     });
     for await (const _ of run) {

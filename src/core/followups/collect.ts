@@ -60,6 +60,11 @@ export class Collector {
     return true;
   }
 
+  /** Whether the conversation has a bucket messages may still join. */
+  isOpen(key: string): boolean {
+    return this.buckets.has(key);
+  }
+
   /** Nothing joins the conversation's open bucket any more (something was queued behind it). */
   seal(key: string): void {
     const bucket = this.buckets.get(key);

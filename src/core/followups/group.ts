@@ -3,6 +3,7 @@
  * inbox keeps each message's entry, and the followers' entries are `running`, noted with the
  * leader's event id, until the turn ends. Recovery reads that note to answer a crashed group once.
  */
+import { createHash } from "node:crypto";
 import type { InboxEntry } from "../../bindings/types.js";
 import type { InboundMessage } from "../../channels/types.js";
 import type { CoreContext } from "../context.js";
@@ -25,6 +26,15 @@ export function leaderOf(entry: InboxEntry): { leader: string; taken: boolean } 
   if (entry.error.startsWith(IN)) return { leader: entry.error.slice(IN.length), taken: true };
   if (entry.error.startsWith(TO)) return { leader: entry.error.slice(TO.length), taken: false };
   return undefined;
+}
+
+/**
+ * The id a steered message takes in the agent's thread, from its channel and event id: after a
+ * crash, recovery finds it in the thread's history when the run had already taken it in.
+ */
+export function steeredId(channel: string, eventId: string): string {
+  const h = createHash("sha256").update(`${channel}\n${eventId}`).digest("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
 
 /** Marks a follower finished with its leader's turn: done, or failed without a notice of its own (the leader's covers it). */

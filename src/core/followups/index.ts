@@ -57,7 +57,12 @@ export class Followups {
 
   /** Only plain messages a person typed can follow up: no click, no command, no file, no API or scheduled turn. */
   private candidate(msg: InboundMessage): boolean {
-    if (this.core.options.replicas) return false;
+    const { core } = this;
+    const key = msg.ref.key;
+    if (core.options.replicas || core.holding.has(key)) return false;
+    // Every mode acts only while a turn runs here or a bucket is open: otherwise the message
+    // queues, and its settings need not be read (most messages, and no store read for them).
+    if (!core.board.of(key) && !this.collector.isOpen(key)) return false;
     if (msg.action || msg.origin || (msg.attachments?.length ?? 0) > 0) return false;
     return msg.text.trim() !== "" && parseCommand(msg.text) === undefined;
   }

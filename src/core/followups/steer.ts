@@ -9,7 +9,7 @@ import type { CoreContext } from "../context.js";
 import type { Inbox } from "../inbox.js";
 import type { ChannelScope } from "../scope.js";
 import type { BoardTurn } from "./board.js";
-import { finishFollower, joinedNote } from "./group.js";
+import { finishFollower, joinedNote, steeredId } from "./group.js";
 
 /** How the turn ended: answered (its errors shown in the chat), failed, or left to the next process (stopping). */
 export type TurnEnd = "ok" | "failed" | "left";
@@ -41,7 +41,7 @@ export class Steering {
     const outcome = (async () => {
       const { name, store } = scope;
       await store.setInboxState(name, msg.eventId, "running", joinedNote(turn.leader, false));
-      const result = await steer(turn.threadId, msg.text);
+      const result = await steer(turn.threadId, msg.text, { id: steeredId(name, msg.eventId) });
       // Taken in: after a crash it is answered with its leader; until then it would run again on its own.
       if (result === "taken") await store.setInboxState(name, msg.eventId, "running", joinedNote(turn.leader));
       return result;

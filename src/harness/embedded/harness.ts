@@ -117,8 +117,8 @@ export class AgentHarness implements Harness {
   }
 
   /** Joins the thread's running turn at its next step boundary after a tools step (steer/local.ts). */
-  steer(threadId: string, text: string): Promise<SteerOutcome> {
-    return this.#steers.steer(threadId, text);
+  steer(threadId: string, text: string, options: { id?: string } = {}): Promise<SteerOutcome> {
+    return this.#steers.steer(threadId, text, options.id);
   }
 
   async checkToolArgs(request: ApprovalRequest, args: unknown): Promise<string | undefined> {

@@ -44,7 +44,7 @@ import { runInput } from "./cut-off.js";
 import { loggable, toRemoteFailure } from "./errors.js";
 import { endedWithQuestion, messagesIn } from "./messages.js";
 import { readerOf, steeredEvents } from "./steer.js";
-import { finishRun, handlePart, type RemoteRun, STREAM_MODES, type StreamPart, userInput } from "./stream.js";
+import { finishRun, type RemoteRun, STREAM_MODES, type StreamPart } from "./stream.js";
 import { type Payload, ServerThreads, TAG_KEY } from "./threads.js";
 
 export interface RemoteHarnessOptions {
@@ -113,8 +113,8 @@ export class RemoteHarness implements Harness {
   }
 
   /** Switches the thread's run to a new server run with the message, after its tools step (steer.ts). */
-  steer(threadId: string, text: string): Promise<SteerOutcome> {
-    return this.#steers.steer(threadId, text);
+  steer(threadId: string, text: string, options: { id?: string } = {}): Promise<SteerOutcome> {
+    return this.#steers.steer(threadId, text, options.id);
   }
 
   async reattach(threadId: string, tag: string, options: RunOptions = {}): Promise<AsyncIterable<RunEvent> | undefined> {

@@ -19,11 +19,11 @@ import type { Client } from "@langchain/langgraph-sdk";
 import type { Logger } from "../../log/logger.js";
 import { pendingInterrupts } from "../interrupts.js";
 import { STEERED_KEY, ToolSteps, takesSteer } from "../steer/boundary.js";
-import type { SteerRun } from "../steer/mailbox.js";
+import type { SteeredText, SteerRun } from "../steer/mailbox.js";
 import type { RunEvent } from "../types.js";
 import { loggable } from "./errors.js";
 import { messagesIn } from "./messages.js";
-import { handlePart, type RemoteRun, type StreamPart, userInput } from "./stream.js";
+import { handlePart, type RemoteRun, type StreamPart } from "./stream.js";
 
 /** What switching runs needs from the harness. */
 export interface RemoteSteering {
@@ -52,9 +52,13 @@ export function readerOf(run: AbortSignal): AbortController {
 }
 
 /** The thread's steered input: the messages as user messages marked as steered. */
-function steeredInput(texts: string[]): Record<string, unknown> {
-  const messages = texts.flatMap((t) => userInput(t).messages as Array<Record<string, unknown>>);
-  for (const m of messages) m.additional_kwargs = { [STEERED_KEY]: true };
+function steeredInput(steered: SteeredText[]): Record<string, unknown> {
+  const messages = steered.map(({ text, id }) => ({
+    type: "human",
+    content: text,
+    id,
+    additional_kwargs: { [STEERED_KEY]: true },
+  }));
   return { messages };
 }
 

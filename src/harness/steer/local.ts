@@ -1,24 +1,10 @@
-/**
- * Steering a local graph (the embedded agent or a user's graph) while it runs. No node of the
- * graph changes: LangGraph's `RunControl` asks at every step boundary whether the run should
- * drain, and ours says yes when a steered message waits and the step that just ended was the
- * top graph's `tools` step (known from the node runs' callbacks, which run inside the steps, so
- * the answer is exact, not a guess from the stream the reader is behind on). The run then stops
- * cleanly with its checkpoint saved, before the next model call starts; the stream goes on with
- * `Command({ update: { messages } })`, which adds the waiting messages after the tool results and
- * lets the pending model call run. The caller sees one stream.
- *
- * A drain that lands anywhere else (a subgraph run inside a tool shares the control, say) goes
- * on with `null`, the messages still waiting.
- */
-import { randomUUID } from "node:crypto";
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { Command, isGraphDrained, RunControl } from "@langchain/langgraph";
 import { pendingInterrupts } from "../interrupts.js";
 import type { LocalGraph } from "../local-graph.js";
 import { STEERED_KEY, takesSteer } from "./boundary.js";
-import type { SteerRun } from "./mailbox.js";
+import type { SteeredText, SteerRun } from "./mailbox.js";
 
 /** The node whose steps run tool calls (createAgent's, ToolNode's by convention). */
 const TOOLS_NODE = "tools";
@@ -84,8 +70,8 @@ class SteerControl extends RunControl {
 }
 
 /** A steered message as the thread keeps it: a user message, marked as steered. */
-export function steeredMessage(text: string): HumanMessage {
-  return new HumanMessage({ content: text, id: randomUUID(), additional_kwargs: { [STEERED_KEY]: true } });
+export function steeredMessage({ text, id }: SteeredText): HumanMessage {
+  return new HumanMessage({ content: text, id, additional_kwargs: { [STEERED_KEY]: true } });
 }
 
 /** `graph` as a run streams it: with `steer`, its stream goes on across the drains steering asks for. */

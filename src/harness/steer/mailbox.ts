@@ -3,13 +3,19 @@
  * turn, held until the run takes them in at its next step boundary, or handed back as `missed`
  * when the run ends first. One `SteerRun` per run; `SteerMailbox` finds the thread's.
  */
+import { randomUUID } from "node:crypto";
 import type { RunEvent } from "../types.js";
 
 /** What became of a steered message: in the running turn, or left for a turn of its own. */
 export type SteerOutcome = "taken" | "missed";
 
-interface Letter {
+/** A steered message: its text and the id it takes in the thread. */
+export interface SteeredText {
   text: string;
+  id: string;
+}
+
+interface Letter extends SteeredText {
   resolve(outcome: SteerOutcome): void;
 }
 
@@ -32,10 +38,10 @@ export class SteerRun {
   }
 
   /** Adds a message; the promise says whether the run took it. */
-  add(text: string): Promise<SteerOutcome> {
+  add(text: string, id: string): Promise<SteerOutcome> {
     if (this.#closed) return Promise.resolve("missed");
     return new Promise((resolve) => {
-      this.#waiting.push({ text, resolve });
+      this.#waiting.push({ text, id, resolve });
       for (const wake of this.#arrived.splice(0)) wake();
     });
   }
@@ -50,10 +56,10 @@ export class SteerRun {
    * Hands every waiting message over, oldest first. Each is settled later: `confirm` once it is
    * in the thread, `putBack` when it could not go in; `close` misses what is still handed over.
    */
-  take(): string[] {
+  take(): SteeredText[] {
     const taken = this.#waiting.splice(0);
     this.#handed.push(...taken);
-    return taken.map((l) => l.text);
+    return taken.map(({ text, id }) => ({ text, id }));
   }
 
   /** The handed-over messages are in the thread: they are `taken`. */
@@ -80,9 +86,9 @@ const isClosing = (e: RunEvent) => e.type === "done" || e.type === "clarificatio
 export class SteerMailbox {
   readonly #runs = new Map<string, SteerRun>();
 
-  /** Adds `text` to the thread's running turn; `missed` at once when no run is going. */
-  steer(threadId: string, text: string): Promise<SteerOutcome> {
-    return this.#runs.get(threadId)?.add(text) ?? Promise.resolve("missed");
+  /** Adds `text` to the thread's running turn, as a message with `id` (a new one by default); `missed` at once when no run is going. */
+  steer(threadId: string, text: string, id: string = randomUUID()): Promise<SteerOutcome> {
+    return this.#runs.get(threadId)?.add(text, id) ?? Promise.resolve("missed");
   }
 
   /**

@@ -11,10 +11,7 @@ export class RecoveryHold {
   private readonly gates = new Map<string, (work: () => Promise<void>) => void>();
   private readonly done = new Map<string, Promise<void>>();
 
-  constructor(
-    core: CoreContext,
-    keys: Iterable<string>,
-  ) {
+  constructor(core: CoreContext, keys: Iterable<string>) {
     for (const key of new Set(keys)) {
       let open!: (work: () => Promise<void>) => void;
       const handed = new Promise<() => Promise<void>>((resolve) => {

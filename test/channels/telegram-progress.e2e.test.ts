@@ -76,4 +76,27 @@ describe("telegram: the progress view end to end", () => {
     }
     expect(driver.fake.botMessages(ALICE.id)).toHaveLength(1);
   });
+
+  it("progress off: the same run shows nothing of its tools, in no edit and not at the end", async () => {
+    driver = await TelegramDriver.start({ mode: "polling", editIntervalMs: INTERVAL });
+    driver.fake.editGapMs = INTERVAL - 1;
+    const port = await freePort();
+    const channels = { telegram: { ...driver.channelConfig({ gatewayUrl: `http://127.0.0.1:${port}` }), progress: "off" } };
+    gw = await startTestGateway({ channels, port, tools: TOOLS, gateway: { progress: "full" } });
+    gw.model.enqueue(
+      { text: "Let me look. ", toolCalls: [{ name: "web_search", args: { query: "antler pagination" } }] },
+      { toolCalls: [{ name: "fetch_url", args: { url: "https://example.com/docs" } }] },
+      { toolCalls: [{ name: "run_tests", args: { suite: "api" } }] },
+      { text: ANSWER, chunkSize: 4, delayMs: 25 },
+    );
+    await driver.userSays("how does pagination work?");
+    const message = await eventually(
+      () => driver!.fake.botMessages(ALICE.id).find((m) => m.text === `Let me look. ${ANSWER}`),
+      30_000,
+      "the final reply, without a summary",
+    );
+    // The channel's `off` wins over the gateway's `full`: no row, no status line, in any version.
+    for (const v of message.versions) expect(v.text, v.text).not.toMatch(/⏳|✓|web_search|fetch_url|run_tests|Searching/);
+    expect(driver.fake.tooFastEdits).toEqual([]);
+  });
 });

@@ -9,8 +9,8 @@ import type { RecordedCall } from "../tools.js";
 export const CONTRACT_PARTS = ["conversation", "delivery", "lifecycle", "routes", "group", "approval", "media"] as const;
 /**
  * Parts that run only where a test file asks for them (`also`): the core does the same on every
- * platform, so a few platforms and backends prove it (follow-ups: Telegram, Slack, the web chat in
- * Chromium, the graph and remote backends).
+ * platform, so a few platforms and backends prove it (follow-ups: Telegram, a Slack DM, the web chat in
+ * Chromium, loopback without edits, the graph and remote backends).
  */
 export const OPTIONAL_PARTS = ["followups"] as const;
 export type ContractPart = (typeof CONTRACT_PARTS)[number] | (typeof OPTIONAL_PARTS)[number];

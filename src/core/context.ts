@@ -58,6 +58,8 @@ export class CoreContext {
   readonly active = new ActiveRuns();
   /** The turns running now, as the follow-up modes see them (followups/). */
   readonly board = new TurnBoard();
+  /** Each conversation's `/queue` pick once read (`null`: none), by tenant and key (followups/settings.ts). */
+  readonly queuePicks = new Map<string, string | null>();
   /** Conversations whose leftovers from a previous process are being answered (recovery-hold.ts): new messages there only queue. */
   readonly holding = new Set<string>();
   /** False once shutdown began: no new message is taken and no new run starts. */

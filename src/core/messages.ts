@@ -15,6 +15,7 @@ import type { ThreadTarget } from "./conversations.js";
 import type { BoardTurn } from "./followups/board.js";
 import { collectedMessage } from "./followups/collect.js";
 import type { Followups } from "./followups/index.js";
+import { followupsFor } from "./followups/settings.js";
 import type { TurnEnd } from "./followups/steer.js";
 import { LeftForNextProcess } from "./inbox.js";
 import { NOTICES } from "./notices.js";
@@ -118,7 +119,9 @@ export class Messages {
     if (pending) return questions.answerText(scope, msg, pending, text, controller);
     // The reply a follow-up interrupted: the agent reads how far it got before this message.
     const interrupted = this.core.board.takeInterrupted(msg.ref.key);
-    const extra = { ...(images ? { images } : {}), ...(interrupted ? { interrupted } : {}) };
+    // Only a run messages may be steered into pays for the watch steering needs.
+    const steerable = !this.core.options.replicas && (await followupsFor(this.core, scope, msg)).mode === "steer";
+    const extra = { ...(images ? { images } : {}), ...(interrupted ? { interrupted } : {}), ...(steerable ? { steerable } : {}) };
     const start = (opts: RunOptions) => harness.run(threadId, text, { ...opts, ...extra });
     await questions.turns.run(scope, messageSource(scope, msg), threadId, start, controller);
   }

@@ -156,6 +156,13 @@ export interface RunOptions {
    */
   interrupted?: string;
   /**
+   * Messages may be steered into this run (`Harness.steer`; follow-up mode `steer`). A backend
+   * whose steering costs something on every step (the embedded and graph backends watch each
+   * step for the end of a tools step) leaves it off without this; a message steered into such a
+   * run is `missed`. The core sets it when the conversation's follow-up mode is `steer`.
+   */
+  steerable?: boolean;
+  /**
    * A stable id of the message behind this run (e.g. `slack:Ev0123`). A backend whose runs
    * outlive the gateway records it with the run, so `reattach` can find the run again.
    */

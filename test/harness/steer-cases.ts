@@ -87,7 +87,7 @@ export function steerCases(label: string, start: () => Promise<SteerSubject>, op
       s.mock.enqueue({ toolCalls: [{ name: "wait", args: { ms: toolMs } }] });
       let steered: Promise<string> | undefined;
       const events = await runWith(
-        s.harness.run(thread, "check prod"),
+        s.harness.run(thread, "check prod", { steerable: true }),
         (e) => e.type === "tool_start",
         () => {
           steered = s.harness.steer?.(thread, "also check staging");
@@ -125,7 +125,7 @@ export function steerCases(label: string, start: () => Promise<SteerSubject>, op
       s.mock.enqueue({ text: answer, chunkSize: 2, delayMs: 25 });
       let steered: Promise<string> | undefined;
       const events = await runWith(
-        s.harness.run(thread, "deploy"),
+        s.harness.run(thread, "deploy", { steerable: true }),
         (e) => e.type === "text",
         () => {
           steered = s.harness.steer?.(thread, "also check staging");
@@ -148,7 +148,7 @@ export function steerCases(label: string, start: () => Promise<SteerSubject>, op
       s.mock.enqueue({ toolCalls: [{ name: "wait", args: { ms: toolMs } }] });
       const steered: Array<Promise<string> | undefined> = [];
       const events = await runWith(
-        s.harness.run(thread, "check prod"),
+        s.harness.run(thread, "check prod", { steerable: true }),
         (e) => e.type === "tool_start",
         () => {
           steered.push(s.harness.steer?.(thread, "first: staging"), s.harness.steer?.(thread, "second: dev"));

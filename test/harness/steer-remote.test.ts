@@ -30,7 +30,7 @@ describe("steer: remote runs", () => {
     let steered: Promise<string> | undefined;
     const first: RunEvent[] = [];
     try {
-      for await (const e of s.harness.run(thread, "go", { tag: "test:msg-1" })) {
+      for await (const e of s.harness.run(thread, "go", { tag: "test:msg-1", steerable: true })) {
         first.push(e);
         if (e.type === "tool_start") steered = s.harness.steer(thread, "and staging");
         // The gateway goes away while the new run streams its answer; the server run goes on.

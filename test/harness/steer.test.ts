@@ -76,7 +76,7 @@ describe("steer: the embedded agent's thread", () => {
     try {
       s.mock.enqueue({ toolCalls: [{ name: "wait", args: { ms: 300 } }] }, { text: "both checked" });
       let steered: Promise<string> | undefined;
-      for await (const e of s.harness.run("t1", "check prod")) {
+      for await (const e of s.harness.run("t1", "check prod", { steerable: true })) {
         if (e.type === "tool_start") steered = s.harness.steer("t1", "also check staging");
       }
       expect(await steered).toBe("taken");
@@ -101,7 +101,7 @@ describe("steer: the embedded agent's thread", () => {
       });
       let steered: Promise<string> | undefined;
       const events: RunEvent[] = [];
-      for await (const e of s.harness.run("t3", "check both")) {
+      for await (const e of s.harness.run("t3", "check both", { steerable: true })) {
         events.push(e);
         if (e.type === "tool_start" && !steered) steered = s.harness.steer("t3", "and the logs");
       }
@@ -120,7 +120,7 @@ describe("steer: the embedded agent's thread", () => {
       s.mock.enqueue({ toolCalls: [{ name: "wait", args: { ms: 5_000 } }] });
       let steered: Promise<string> | undefined;
       const events: RunEvent[] = [];
-      for await (const e of s.harness.run("t2", "check prod")) {
+      for await (const e of s.harness.run("t2", "check prod", { steerable: true })) {
         events.push(e);
         if (e.type === "tool_start") {
           steered = s.harness.steer("t2", "also check staging");

@@ -9,7 +9,7 @@ import { FOLLOWUP_MODES, type FollowupMode } from "../../config/followups.js";
 import { commandArgument } from "../commands.js";
 import type { CoreContext } from "../context.js";
 import type { ChannelScope } from "../scope.js";
-import { configuredFollowups, followupsFor, isFollowupMode, QUEUE_SETTING } from "./settings.js";
+import { configuredFollowups, followupsFor, isFollowupMode, setPick } from "./settings.js";
 
 /** What each mode does, as the chat reads it. */
 const DOES: Record<FollowupMode, string> = {
@@ -36,10 +36,10 @@ export async function queueCommand(core: CoreContext, scope: ChannelScope, msg: 
   }
   if (!configured.allow_command) return `The follow-up mode cannot be changed in this chat: it stays ${current.mode}.`;
   if (RESET.has(wanted)) {
-    await scope.store.setConversationSetting(key, QUEUE_SETTING, undefined);
+    await setPick(core, scope, key, undefined);
     return `Back to this chat's default follow-up mode: ${configured.mode}. Messages you send while I'm answering ${DOES[configured.mode]}.`;
   }
   if (!isFollowupMode(wanted)) return `There is no follow-up mode "${wanted}". Pick one of: ${modes}, or default.`;
-  await scope.store.setConversationSetting(key, QUEUE_SETTING, wanted);
+  await setPick(core, scope, key, wanted);
   return `Follow-up mode: ${wanted}. Messages you send while I'm answering ${DOES[wanted]}.`;
 }

@@ -34,8 +34,32 @@ export function configuredFollowups(core: CoreContext, scope: ChannelScope, whom
 export async function followupsFor(core: CoreContext, scope: ChannelScope, whom: Whom): Promise<FollowupSettings> {
   const configured = configuredFollowups(core, scope, whom);
   if (!configured.allow_command) return configured;
-  const picked = await scope.store.conversationSetting(whom.ref.key, QUEUE_SETTING);
+  const picked = await pickOf(core, scope, whom.ref.key);
   return isFollowupMode(picked) ? { ...configured, mode: picked } : configured;
+}
+
+/**
+ * The chat's `/queue` pick. One process reads it from the store once per conversation and keeps
+ * it (every turn asks); with several replicas it is read each time, as another may change it.
+ */
+async function pickOf(core: CoreContext, scope: ChannelScope, key: string): Promise<string | undefined> {
+  const id = `${scope.tenant}\n${key}`;
+  const kept = core.options.replicas ? undefined : core.queuePicks.get(id);
+  if (kept !== undefined) return kept ?? undefined;
+  const picked = await scope.store.conversationSetting(key, QUEUE_SETTING);
+  if (!core.options.replicas) core.queuePicks.set(id, picked ?? null);
+  return picked;
+}
+
+/** Stores (or, with undefined, clears) the chat's `/queue` pick. */
+export async function setPick(
+  core: CoreContext,
+  scope: ChannelScope,
+  key: string,
+  mode: FollowupMode | undefined,
+): Promise<void> {
+  await scope.store.setConversationSetting(key, QUEUE_SETTING, mode);
+  core.queuePicks.set(`${scope.tenant}\n${key}`, mode ?? null);
 }
 
 /** The progress view of a reply in this conversation. */

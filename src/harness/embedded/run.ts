@@ -109,7 +109,8 @@ export class LocalRunner {
       translator: new RunTranslator(replyNodes, this.#o.chatUsage),
       started: false,
       ended: false,
-      steer,
+      // Watching each step for a tools step's end costs on every step: only where steering may come.
+      ...(options.steerable && steer ? { steer } : {}),
     };
     try {
       let input: unknown;

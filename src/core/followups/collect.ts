@@ -10,6 +10,7 @@ import type { CoreContext } from "../context.js";
 import type { Inbox } from "../inbox.js";
 import type { ChannelScope } from "../scope.js";
 import { trackGroup } from "./group.js";
+import type { Verdict } from "./index.js";
 
 /** Handles the messages of a closed bucket as one turn (Messages.handleGroup). */
 export type GroupHandler = (scope: ChannelScope, msgs: InboundMessage[]) => Promise<void>;
@@ -34,30 +35,25 @@ export class Collector {
 
   /**
    * Puts `msg` in its conversation's open bucket, opening one behind the running turn if none is
-   * open. False when no turn runs (or something else waits first): the message is a turn of its own.
+   * open. `queue` when no turn runs (or something else waits first): the message is a turn of its
+   * own; `refuse` when the bucket is full.
    */
-  async offer(
-    scope: ChannelScope,
-    msg: InboundMessage,
-    settings: FollowupSettings,
-    refuse: () => Promise<void>,
-  ): Promise<boolean> {
+  offer(scope: ChannelScope, msg: InboundMessage, settings: FollowupSettings): Verdict {
     const { core } = this;
     const key = msg.ref.key;
     let bucket = this.buckets.get(key);
     if (!bucket || bucket.sealed) {
-      if (!core.board.of(key) || core.queue.waiting(key) > 0) return false;
+      if (!core.board.of(key) || core.queue.waiting(key) > 0) return "queue";
       const opened: Bucket = { key, msgs: [], lastAt: 0, sealed: false };
-      if (!core.queue.push(key, () => this.close(scope, opened, settings.debounce_ms))) return false;
+      if (!core.queue.push(key, () => this.close(scope, opened, settings.debounce_ms))) return "queue";
       this.buckets.set(key, opened);
       bucket = opened;
     }
-    // Decided before anything is awaited, so two messages at once cannot both pass the cap.
-    if (bucket.msgs.length >= settings.max_followups) return refuse().then(() => true);
+    if (bucket.msgs.length >= settings.max_followups) return "refuse";
     bucket.msgs.push(msg);
     bucket.lastAt = Date.now();
     bucket.wake?.();
-    return true;
+    return "taken";
   }
 
   /** Whether the conversation has a bucket messages may still join. */

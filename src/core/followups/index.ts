@@ -17,6 +17,7 @@
  * answers the group once. With several replicas every mode queues (README.md).
  */
 import type { InboundMessage } from "../../channels/types.js";
+import type { FollowupSettings } from "../../config/followups.js";
 import { parseCommand } from "../commands.js";
 import type { CoreContext } from "../context.js";
 import type { Inbox } from "../inbox.js";
@@ -28,6 +29,9 @@ import { followupsFor } from "./settings.js";
 import { Steering } from "./steer.js";
 
 export type { GroupHandler } from "./collect.js";
+
+/** What a mode does with a message: it joined the running turn, it is over the cap, or it queues. */
+export type Verdict = "taken" | "refuse" | "queue";
 
 export class Followups {
   readonly collector: Collector;
@@ -48,8 +52,14 @@ export class Followups {
    * which runs in the same tick as the decision, so no other message can slip in between.
    */
   async route(scope: ChannelScope, msg: InboundMessage, enqueue: () => boolean): Promise<"taken" | "queued" | "full"> {
-    const taken = this.candidate(msg) && (await this.take(scope, msg));
-    if (taken) return "taken";
+    const settings = this.candidate(msg) ? await followupsFor(this.core, scope, msg) : undefined;
+    // From the decision to the queueing nothing is awaited: no other message can come between.
+    const verdict = settings ? this.take(scope, msg, settings) : "queue";
+    if (verdict === "taken") return "taken";
+    if (verdict === "refuse") {
+      await refuseFollowup(this.core, scope, msg, settings!.max_followups);
+      return "taken";
+    }
     // Anything queued behind an open bucket closes it: a later message must not join a turn before it.
     this.collector.seal(msg.ref.key);
     return enqueue() ? "queued" : "full";
@@ -67,19 +77,18 @@ export class Followups {
     return msg.text.trim() !== "" && parseCommand(msg.text) === undefined;
   }
 
-  private async take(scope: ChannelScope, msg: InboundMessage): Promise<boolean> {
-    const settings = await followupsFor(this.core, scope, msg);
-    const refuse = () => refuseFollowup(this.core, scope, msg, settings.max_followups);
+  /** What the mode does with the message, decided at once: taken, refused (over the cap), or queued. */
+  private take(scope: ChannelScope, msg: InboundMessage, settings: FollowupSettings): Verdict {
     switch (settings.mode) {
       case "queue":
-        return false;
+        return "queue";
       case "collect":
-        return this.collector.offer(scope, msg, settings, refuse);
+        return this.collector.offer(scope, msg, settings);
       case "steer":
-        return this.steering.offer(scope, msg, settings.max_followups, refuse);
+        return this.steering.offer(scope, msg, settings.max_followups);
       case "interrupt":
         this.interrupt(msg.ref.key);
-        return false;
+        return "queue";
     }
   }
 

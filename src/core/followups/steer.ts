@@ -10,6 +10,7 @@ import type { Inbox } from "../inbox.js";
 import type { ChannelScope } from "../scope.js";
 import type { BoardTurn } from "./board.js";
 import { finishFollower, joinedNote, steeredId } from "./group.js";
+import type { Verdict } from "./index.js";
 
 /** How the turn ended: answered (its errors shown in the chat), failed, or left to the next process (stopping). */
 export type TurnEnd = "ok" | "failed" | "left";
@@ -26,18 +27,14 @@ export class Steering {
     private readonly inbox: Inbox,
   ) {}
 
-  /** Hands `msg` to the conversation's running turn; false when there is none it can join. */
-  async offer(scope: ChannelScope, msg: InboundMessage, max: number, refuse: () => Promise<void>): Promise<boolean> {
+  /** Hands `msg` to the conversation's running turn: `queue` when there is none it can join, `refuse` past the cap. */
+  offer(scope: ChannelScope, msg: InboundMessage, max: number): Verdict {
     const { core } = this;
     const turn = core.board.of(msg.ref.key);
     const steer = turn?.harness.steer?.bind(turn.harness);
-    // Missed messages run inside the turn's queue job, not in the queue: one still waiting to run
-    // counts as waiting too, or a new message would steer into an earlier missed one's turn and overtake the rest.
-    const ahead = core.queue.waiting(msg.ref.key) + (this.missedAhead.get(msg.ref.key) ?? 0);
-    if (!turn || !steer || turn.closed || ahead > 0) return false;
-    // Decided and joined before anything is awaited: two messages at once cannot both pass the
-    // cap, and the turn's end sees every message that joined it.
-    if (turn.steered.length >= max) return refuse().then(() => true);
+    if (!turn || !steer || turn.closed || core.queue.waiting(msg.ref.key) > 0) return "queue";
+    if (turn.steered.length >= max) return "refuse";
+    // Joined at once: the turn's end sees every message that joined it.
     const outcome = (async () => {
       const { name, store } = scope;
       await store.setInboxState(name, msg.eventId, "running", joinedNote(turn.leader, false));
@@ -47,7 +44,7 @@ export class Steering {
       return result;
     })();
     turn.steered.push({ msg, outcome });
-    return true;
+    return "taken";
   }
 
   /**

@@ -9,8 +9,7 @@ import type { FollowupSettings } from "../../config/followups.js";
 import type { CoreContext } from "../context.js";
 import type { Inbox } from "../inbox.js";
 import type { ChannelScope } from "../scope.js";
-import { trackGroup } from "./group.js";
-import type { Verdict } from "./index.js";
+import { trackGroup, type Verdict } from "./group.js";
 
 /** Handles the messages of a closed bucket as one turn (Messages.handleGroup). */
 export type GroupHandler = (scope: ChannelScope, msgs: InboundMessage[]) => Promise<void>;

@@ -10,6 +10,9 @@ import type { CoreContext } from "../context.js";
 import { type Inbox, LeftForNextProcess } from "../inbox.js";
 import type { ChannelScope } from "../scope.js";
 
+/** What a mode does with a message: it joined the running turn, it is over the cap, or it queues. */
+export type Verdict = "taken" | "refuse" | "queue";
+
 /** A follower the leader's run answers (collected with it, or steered and taken in). */
 const IN = "in the turn of ";
 /** A follower handed to the leader's run, not yet taken in (steered). */

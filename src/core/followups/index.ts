@@ -24,14 +24,12 @@ import type { Inbox } from "../inbox.js";
 import type { ChannelScope } from "../scope.js";
 import { INTERRUPT_ERROR } from "./board.js";
 import { Collector, type GroupHandler } from "./collect.js";
-import { refuseFollowup } from "./group.js";
+import { refuseFollowup, type Verdict } from "./group.js";
 import { followupsFor } from "./settings.js";
 import { Steering } from "./steer.js";
 
 export type { GroupHandler } from "./collect.js";
-
-/** What a mode does with a message: it joined the running turn, it is over the cap, or it queues. */
-export type Verdict = "taken" | "refuse" | "queue";
+export type { Verdict } from "./group.js";
 
 export class Followups {
   readonly collector: Collector;

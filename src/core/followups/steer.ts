@@ -9,8 +9,7 @@ import type { CoreContext } from "../context.js";
 import type { Inbox } from "../inbox.js";
 import type { ChannelScope } from "../scope.js";
 import type { BoardTurn } from "./board.js";
-import { finishFollower, joinedNote, steeredId } from "./group.js";
-import type { Verdict } from "./index.js";
+import { finishFollower, joinedNote, steeredId, type Verdict } from "./group.js";
 
 /** How the turn ended: answered (its errors shown in the chat), failed, or left to the next process (stopping). */
 export type TurnEnd = "ok" | "failed" | "left";

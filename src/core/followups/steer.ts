@@ -31,7 +31,10 @@ export class Steering {
     const { core } = this;
     const turn = core.board.of(msg.ref.key);
     const steer = turn?.harness.steer?.bind(turn.harness);
-    if (!turn || !steer || turn.closed || core.queue.waiting(msg.ref.key) > 0) return "queue";
+    // Missed messages run inside the turn's queue job, not in the queue: one still waiting to run
+    // counts as waiting too, or a new message would steer into an earlier missed one's turn and overtake the rest.
+    const ahead = core.queue.waiting(msg.ref.key) + (this.missedAhead.get(msg.ref.key) ?? 0);
+    if (!turn || !steer || turn.closed || ahead > 0) return "queue";
     if (turn.steered.length >= max) return "refuse";
     // Joined at once: the turn's end sees every message that joined it.
     const outcome = (async () => {

@@ -19,7 +19,7 @@
  */
 import Database from "better-sqlite3";
 import { answeredTokens, isPartialAnswer, TOKEN } from "./followups-script.js";
-import type { Outcome } from "./ledger.js";
+import { emptyOutcome, type Outcome } from "./ledger.js";
 import { tally } from "./util.js";
 
 const POINTER = /continues in full in the next message/i;
@@ -140,26 +140,6 @@ export function evaluateFollowups(
     );
   }
   return out;
-}
-
-function emptyOutcome(messages: number): Outcome {
-  return {
-    messages,
-    answeredOnce: 0,
-    lost: 0,
-    duplicates: 0,
-    byNotice: 0,
-    excusedCopies: 0,
-    notices: new Map(),
-    extraNotices: 0,
-    stalePartials: 0,
-    partialsBesideReply: 0,
-    excusedPartials: 0,
-    pointers: 0,
-    lostIds: [],
-    firstTextMs: [],
-    lastReplyAt: 0,
-  };
 }
 
 /** One chat: its answers, partials and notices, counted into `out`. */

@@ -64,23 +64,7 @@ export class Ledger {
   }
 
   evaluate(view: (chat: string) => BotMessage[], excused: Set<string> = new Set()): Outcome {
-    const out: Outcome = {
-      messages: this.sent.length,
-      answeredOnce: 0,
-      lost: 0,
-      duplicates: 0,
-      byNotice: 0,
-      excusedCopies: 0,
-      notices: new Map(),
-      extraNotices: 0,
-      stalePartials: 0,
-      partialsBesideReply: 0,
-      excusedPartials: 0,
-      pointers: 0,
-      lostIds: [],
-      firstTextMs: [],
-      lastReplyAt: 0,
-    };
+    const out = emptyOutcome(this.sent.length);
     const chats = new Map<string, SentMessage[]>();
     for (const m of this.sent) chats.set(m.chat, [...(chats.get(m.chat) ?? []), m]);
     const noticeTexts: string[] = [];
@@ -175,4 +159,25 @@ function classify(b: BotMessage, sent: SentMessage[]): Seen {
 function shorten(text: string): string {
   const t = text.replace(/^⚠️\s*/, "").replace(/\s+/g, " ");
   return t.length > 72 ? `${t.slice(0, 71)}…` : t;
+}
+
+/** An outcome with nothing counted yet, for `messages` sent. */
+export function emptyOutcome(messages: number): Outcome {
+  return {
+    messages,
+    answeredOnce: 0,
+    lost: 0,
+    duplicates: 0,
+    byNotice: 0,
+    excusedCopies: 0,
+    notices: new Map(),
+    extraNotices: 0,
+    stalePartials: 0,
+    partialsBesideReply: 0,
+    excusedPartials: 0,
+    pointers: 0,
+    lostIds: [],
+    firstTextMs: [],
+    lastReplyAt: 0,
+  };
 }

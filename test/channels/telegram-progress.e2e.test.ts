@@ -39,6 +39,14 @@ const TOOLS = [
   slow("run_tests", z.object({ suite: z.string() })),
 ];
 
+/** The model's turns: three tool calls, one after another, then the answer. */
+const SCRIPT = [
+  { text: "Let me look. ", toolCalls: [{ name: "web_search", args: { query: "antler pagination" } }] },
+  { toolCalls: [{ name: "fetch_url", args: { url: "https://example.com/docs" } }] },
+  { toolCalls: [{ name: "run_tests", args: { suite: "api" } }] },
+  { text: ANSWER, chunkSize: 4, delayMs: 25 },
+];
+
 describe("telegram: the progress view end to end", () => {
   it("progress full: every tool's row shows with ✓ in the edits, no edit is refused, the final text keeps the summary", async () => {
     driver = await TelegramDriver.start({ mode: "polling", editIntervalMs: INTERVAL });
@@ -46,12 +54,7 @@ describe("telegram: the progress view end to end", () => {
     const port = await freePort();
     const channels = { telegram: driver.channelConfig({ gatewayUrl: `http://127.0.0.1:${port}` }) };
     gw = await startTestGateway({ channels, port, tools: TOOLS, gateway: { progress: "full" } });
-    gw.model.enqueue(
-      { text: "Let me look. ", toolCalls: [{ name: "web_search", args: { query: "antler pagination" } }] },
-      { toolCalls: [{ name: "fetch_url", args: { url: "https://example.com/docs" } }] },
-      { toolCalls: [{ name: "run_tests", args: { suite: "api" } }] },
-      { text: ANSWER, chunkSize: 4, delayMs: 25 },
-    );
+    gw.model.enqueue(...SCRIPT);
     await driver.userSays("how does pagination work?");
 
     const message = await eventually(
@@ -83,12 +86,7 @@ describe("telegram: the progress view end to end", () => {
     const port = await freePort();
     const channels = { telegram: { ...driver.channelConfig({ gatewayUrl: `http://127.0.0.1:${port}` }), progress: "off" } };
     gw = await startTestGateway({ channels, port, tools: TOOLS, gateway: { progress: "full" } });
-    gw.model.enqueue(
-      { text: "Let me look. ", toolCalls: [{ name: "web_search", args: { query: "antler pagination" } }] },
-      { toolCalls: [{ name: "fetch_url", args: { url: "https://example.com/docs" } }] },
-      { toolCalls: [{ name: "run_tests", args: { suite: "api" } }] },
-      { text: ANSWER, chunkSize: 4, delayMs: 25 },
-    );
+    gw.model.enqueue(...SCRIPT);
     await driver.userSays("how does pagination work?");
     const message = await eventually(
       () => driver!.fake.botMessages(ALICE.id).find((m) => m.text === `Let me look. ${ANSWER}`),

@@ -14,6 +14,7 @@ import type { ApprovalDesk } from "./approval-desk.js";
 import type { CoreContext } from "./context.js";
 import { tapPartial } from "./followups/board.js";
 import { progressFor } from "./followups/settings.js";
+import { runUser } from "./identity.js";
 import { LeftForNextProcess, ReportedFailure } from "./inbox.js";
 import { NOTICES } from "./notices.js";
 import { type RenderOutcome, renderRun } from "./render/index.js";
@@ -110,8 +111,9 @@ export class Turns {
     try {
       const origin = { channel: scope.name, conversation: key, chat: source.ref.chatId, tenant: scope.tenant };
       const context = { channel: scope.name, chat_type: source.ref.chatType, tenant: scope.tenant };
-      const conversation = { tenant: scope.tenant, channel: scope.name, key, user: source.user };
-      const opts = { signal: controller.signal, user: source.user, context, origin, conversation, tag: source.tag };
+      const user = runUser(scope, source.user, source.ref.chatType);
+      const conversation = { tenant: scope.tenant, channel: scope.name, key, user };
+      const opts = { signal: controller.signal, user, context, origin, conversation, tag: source.tag };
       // Its reply text is kept on the board as it streams: a follow-up that interrupts it hands it to the next turn.
       const run = tapPartial(start(opts), core.board.byController(key, controller));
       // The run slot covers the agent's run only (and not while its stream stalls): pacing the last edits must not hold it.

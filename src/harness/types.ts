@@ -99,10 +99,21 @@ export interface RunImage {
   base64: string;
 }
 
-/** Who is talking, for dynamic context and tracing. */
+/** Who is talking, for dynamic context, memory and tracing. */
 export interface RunUser {
+  /** The person's id on the platform (a Telegram user id, a Slack member id, a Feishu open_id). */
   id: string;
   name?: string;
+  /**
+   * Antler's stable id for the person: the platform id scoped by tenant and channel, in the
+   * characters a DeerFlow server accepts as a user id (`[A-Za-z0-9_-]`). Memory is kept under it
+   * and a remote run sends it as `context.user_id`. Absent when no person is behind the turn.
+   */
+  personId?: string;
+  /** The channel instance the person wrote in (a remote run's `context.channel_name`). */
+  channel?: string;
+  /** `dm` or `group`: where the person wrote (a remote run's `context.chat_type`). */
+  chatType?: string;
 }
 
 /**

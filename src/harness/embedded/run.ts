@@ -14,7 +14,7 @@ import { cutOffMessages } from "../cut-off.js";
 import type { AgentHealth } from "../health.js";
 import { pendingInterrupts, resumeValue } from "../interrupts.js";
 import type { LocalGraph } from "../local-graph.js";
-import type { AntlerRunContext } from "../middleware/dynamic-context.js";
+import { type AntlerRunContext, identityOf } from "../middleware/dynamic-context.js";
 import { closeOpenCalls, repairThread } from "../repair.js";
 import { failureCause, MESSAGES, type RunErrorCode, toRunError } from "../run-errors.js";
 import { anyReplyNode, modelNodeOnly, RunTranslator, replyFromState } from "../run-events.js";
@@ -182,7 +182,8 @@ export class LocalRunner {
   ): AsyncGenerator<RunEvent> {
     const { translator } = run;
     const { backend, health } = this.#o;
-    const context: AntlerRunContext = {};
+    const identity = identityOf(options.user);
+    const context: AntlerRunContext = { ...identity };
     if (options.user) context.user = options.user;
     if (options.context) context.labels = options.context;
     const log = this.#o.logger.child({ threadId });
@@ -194,6 +195,7 @@ export class LocalRunner {
         {
           configurable: {
             thread_id: threadId,
+            ...identity,
             ...(options.conversation ? { [CONVERSATION_CONFIG_KEY]: options.conversation } : {}),
           },
           streamMode: ["messages", "updates", "custom"],

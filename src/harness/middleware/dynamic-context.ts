@@ -9,10 +9,33 @@ import type { RunUser } from "../types.js";
 
 export const DYNAMIC_CONTEXT = "DynamicContext";
 
+/**
+ * Who a run serves, in the keys a DeerFlow graph reads: `user_id` is the person id
+ * (`RunUser.personId`), `channel_user_id` the platform's own id. A local run has them in its
+ * `configurable` and its context; a remote run sends them as its `context`.
+ */
+export interface RunIdentity {
+  user_id?: string;
+  channel_user_id?: string;
+  channel_name?: string;
+  chat_type?: string;
+}
+
 /** What the runtime passes as LangGraph run context. */
-export interface AntlerRunContext {
+export interface AntlerRunContext extends RunIdentity {
   user?: RunUser;
   labels?: Record<string, string>;
+}
+
+/** The identity keys of a run's user; empty when no person is behind the run. */
+export function identityOf(user: RunUser | undefined): RunIdentity {
+  if (!user) return {};
+  const out: RunIdentity = {};
+  if (user.personId) out.user_id = user.personId;
+  if (user.id) out.channel_user_id = user.id;
+  if (user.channel) out.channel_name = user.channel;
+  if (user.chatType) out.chat_type = user.chatType;
+  return out;
 }
 
 export interface DynamicContextOptions {

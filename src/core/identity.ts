@@ -27,9 +27,12 @@ export function personId(tenant: string, channel: string, userId: string): strin
   return [safePart(tenant, /[^A-Za-z0-9_]/g), safePart(channel, /[^A-Za-z0-9_]/g), safePart(userId, /[^A-Za-z0-9_-]/g)].join("-");
 }
 
-/** The run's user: the platform identity, with its person id, channel and chat type. */
+/** Ids Antler gives turns nobody typed (`antler:api` for the send API): no person is behind them. */
+const SYNTHETIC = "antler:";
+
+/** The run's user: the platform identity, with its person id (none for Antler's own), channel and chat type. */
 export function runUser(scope: { tenant: string; name: string }, user: { id: string; name?: string }, chatType: string): RunUser {
   const out: RunUser = { ...user, channel: scope.name, chatType };
-  if (user.id) out.personId = personId(scope.tenant, scope.name, user.id);
+  if (user.id && !user.id.startsWith(SYNTHETIC)) out.personId = personId(scope.tenant, scope.name, user.id);
   return out;
 }

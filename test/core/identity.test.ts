@@ -36,6 +36,7 @@ describe("personId", () => {
       chatType: "dm",
       personId: "default-tg-7",
     });
+    expect(runUser({ tenant: "default", name: "tg" }, { id: "antler:api", name: "API" }, "dm").personId).toBeUndefined();
   });
 });
 

@@ -51,10 +51,9 @@ describe("guardrails, skills and token budgets in the chain", () => {
       "TokenBudget",
       "Clarification",
     ]);
-    expect(names(buildMiddlewareChain({ guardrails: false, skills: false, tokenBudget: false }, [], undefined, undefined, options))).toEqual([
-      "LoopDetection",
-      "Clarification",
-    ]);
+    expect(
+      names(buildMiddlewareChain({ guardrails: false, skills: false, tokenBudget: false }, [], undefined, undefined, options)),
+    ).toEqual(["LoopDetection", "Clarification"]);
     const mine = createMiddleware({ name: "MyPolicy", wrapToolCall: (request, handler) => handler(request) });
     expect(names(buildMiddlewareChain({ guardrails: mine }))).toEqual(["MyPolicy", "LoopDetection", "Clarification"]);
     expect(names(buildMiddlewareChain({}, [], undefined, undefined, { skills: [] }))).not.toContain("Skills");

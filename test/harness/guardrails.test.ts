@@ -89,9 +89,9 @@ describe("the rules", () => {
       allow: false,
       reason: "fetch is not allowed here with these arguments.",
     });
-    expect(checkRules({ deny: [{ tool: "send", args: { to: '["*@rival.com"]' } }] }, call("send", { to: ["x@rival.com"] })).allow).toBe(
-      false,
-    );
+    expect(
+      checkRules({ deny: [{ tool: "send", args: { to: '["*@rival.com"]' } }] }, call("send", { to: ["x@rival.com"] })).allow,
+    ).toBe(false);
   });
 });
 
@@ -100,12 +100,16 @@ describe("the config", () => {
 
   it("is off by default, needs rules when on, and checks its patterns", () => {
     expect(parseConfig(stringify({}), {}).agent.features.guardrails).toBe(false);
-    expect(refused({ features: { guardrails: true } })).toThrow(/agent\.guardrails: is required when features\.guardrails is true/);
+    expect(refused({ features: { guardrails: true } })).toThrow(
+      /agent\.guardrails: is required when features\.guardrails is true/,
+    );
     expect(refused({ features: { guardrails: true }, guardrails: {} })).toThrow(/agent\.guardrails: has no rules/);
     expect(refused({ guardrails: { deny: [{ tool: "run_shell", args: { command: "/(unclosed/" } }] } })).toThrow(
       /agent\.guardrails\.deny\[0\]\.args\.command: is not a valid regular expression/,
     );
-    expect(refused({ guardrails: { deny: ["run shell"] } })).toThrow(/agent\.guardrails\.deny\[0\]\.tool: must be a tool name or a glob/);
+    expect(refused({ guardrails: { deny: ["run shell"] } })).toThrow(
+      /agent\.guardrails\.deny\[0\]\.tool: must be a tool name or a glob/,
+    );
     const ok = parseConfig(stringify({ agent: { guardrails: { deny: ["run_*", { tool: "x", args: { a: "b" } }] } } }), {});
     expect(ok.agent.guardrails?.deny).toEqual([{ tool: "run_*" }, { tool: "x", args: { a: ["b"] } }]);
     expect(ok.agent.guardrails?.fail_closed).toBe(true);
@@ -133,7 +137,12 @@ describe("a guarded agent", () => {
   it("with an allow list, other tools are refused, and ask_clarification still asks", async () => {
     await guarded({ allow: ["read_*"] });
     mock.enqueue(
-      { toolCalls: [{ name: "read_notes", args: {} }, { name: "run_shell", args: { command: "ls" } }] },
+      {
+        toolCalls: [
+          { name: "read_notes", args: {} },
+          { name: "run_shell", args: { command: "ls" } },
+        ],
+      },
       { toolCalls: [{ name: "ask_clarification", args: { question: "Which folder?" } }] },
     );
     const events = await collect(harness!.run("t2", "look around"));
@@ -191,7 +200,10 @@ describe("a policy of your own (use:)", () => {
 
   it("a policy that throws refuses the call, unless fail_closed is false", async () => {
     const dir = tempDir();
-    writeFileSync(path.join(dir, "broken.mjs"), `export const broken = { evaluate() { throw new Error("policy server down"); } };`);
+    writeFileSync(
+      path.join(dir, "broken.mjs"),
+      `export const broken = { evaluate() { throw new Error("policy server down"); } };`,
+    );
     const { logs } = await guarded({ use: "./broken.mjs:broken" }, dir);
     mock.enqueue(shellCalls("ls"), { text: "could not" });
     await collect(harness!.run("t5", "ls"));
@@ -209,7 +221,9 @@ describe("a policy of your own (use:)", () => {
   it("a use: that does not load, or is not a policy, stops the start with the key to fix", async () => {
     const dir = tempDir();
     writeFileSync(path.join(dir, "not-policy.mjs"), "export const answer = 42;");
-    await expect(guarded({ use: "./nope.mjs:policy" }, dir)).rejects.toThrow(/agent\.guardrails\.use: Cannot import "\.\/nope\.mjs:policy"/);
+    await expect(guarded({ use: "./nope.mjs:policy" }, dir)).rejects.toThrow(
+      /agent\.guardrails\.use: Cannot import "\.\/nope\.mjs:policy"/,
+    );
     await expect(guarded({ use: "./not-policy.mjs:answer" }, dir)).rejects.toThrow(/agent\.guardrails\.use: .* is not a policy/);
   });
 });

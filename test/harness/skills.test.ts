@@ -39,10 +39,12 @@ function skill(root: string, folder: string, md: string, files: Record<string, s
   }
   return dir;
 }
-const md = (name: string, description: string, body: string) => `---\nname: ${name}\ndescription: ${description}\n---\n\n${body}\n`;
+const md = (name: string, description: string, body: string) =>
+  `---\nname: ${name}\ndescription: ${description}\n---\n\n${body}\n`;
 
 /** Everything the model was sent in one request, as one string. */
-const everything = (req: ChatCompletionRequest | undefined) => (req?.messages ?? []).map((m) => contentText(m.content)).join("\n");
+const everything = (req: ChatCompletionRequest | undefined) =>
+  (req?.messages ?? []).map((m) => contentText(m.content)).join("\n");
 const systemOf = (req: ChatCompletionRequest | undefined) => contentText(req?.messages.find((m) => m.role === "system")?.content);
 
 describe("SKILL.md", () => {
@@ -56,7 +58,9 @@ describe("SKILL.md", () => {
     expect(parseSkill("---\ndescription: x\n---\nbody")).toEqual({ problem: "its front matter has no name: add one" });
     expect(parseSkill("---\nname: a\n---\nbody")).toEqual({ problem: expect.stringContaining("has no description") });
     expect(parseSkill("---\nname: [a\n---\n")).toEqual({ problem: expect.stringContaining("not valid YAML") });
-    expect(parseSkill(md("no spaces allowed", "x", ""))).toEqual({ problem: expect.stringContaining("must be up to 64 letters") });
+    expect(parseSkill(md("no spaces allowed", "x", ""))).toEqual({
+      problem: expect.stringContaining("must be up to 64 letters"),
+    });
   });
 });
 
@@ -77,7 +81,9 @@ describe("which skills an agent gets", () => {
       agents: { picky: { skills: ["review", "haiku"] } },
     });
     const names = async (settings: AppConfig["agent"], tenant?: string) =>
-      (await agentSkills(c, settings, { baseDir: base, ...(tenant ? { tenant } : {}) })).map((s) => `${s.name}: ${s.description}`);
+      (await agentSkills(c, settings, { baseDir: base, ...(tenant ? { tenant } : {}) })).map(
+        (s) => `${s.name}: ${s.description}`,
+      );
     expect(await names(c.agent)).toEqual(["haiku: Write haiku.", "review: Review code."]);
     expect(await names(c.agent, "acme")).toEqual(["haiku: Acme's haiku.", "review: Review code.", "invoices: Acme's invoices."]);
     expect(await names(c.agents.picky!)).toEqual(["review: Review code.", "haiku: Write haiku."]);
@@ -151,8 +157,8 @@ describe("a skill on the mock model", () => {
     const [, read] = skillTools([{ name: "haiku", description: "h", dir, file: path.join(dir, "SKILL.md") }]);
     const ask = (p: string) => read!.invoke({ name: "haiku", path: p }) as Promise<string>;
     expect(await ask("notes.txt")).toBe("NOTES");
-    for (const escape of ["../secret.txt", path.join(base, "secret.txt"), "link.txt", "."]) {
-      expect(await ask(escape), escape).toMatch(/^The skill "haiku" has no file/);
+    for (const outside of ["../secret.txt", path.join(base, "secret.txt"), "link.txt", "."]) {
+      expect(await ask(outside), outside).toMatch(/^The skill "haiku" has no file/);
     }
     expect(await read!.invoke({ name: "other", path: "notes.txt" })).toBe('There is no skill named "other". Skills: haiku.');
   });

@@ -41,7 +41,9 @@ afterEach(async () => {
 const calls = (...qs: string[]) => ({ toolCalls: qs.map((q) => ({ name: "lookup", args: { q } })) });
 /** The budget notes (`[limit] …`) the request ends with, if any. */
 const notes = (req: ChatCompletionRequest | undefined) =>
-  (req?.messages ?? []).filter((m) => m.role === "user" && contentText(m.content).startsWith("[limit]")).map((m) => contentText(m.content));
+  (req?.messages ?? [])
+    .filter((m) => m.role === "user" && contentText(m.content).startsWith("[limit]"))
+    .map((m) => contentText(m.content));
 const started = (events: RunEvent[]) => events.flatMap((e) => (e.type === "tool_start" ? [(e.args as { q: string }).q] : []));
 
 describe("max_tool_calls_per_run", () => {
@@ -83,7 +85,9 @@ describe("max_tool_calls_per_run", () => {
     expect(mock.requests).toHaveLength(3);
     expect(last(events)).toEqual(expect.objectContaining({ type: "done", text: "", limit: { kind: "tool_calls", max: 5 } }));
     mock.enqueue({ text: "still here" });
-    expect(last(await collect(harness.run("t2", "hello?")))).toEqual(expect.objectContaining({ type: "done", text: "still here" }));
+    expect(last(await collect(harness.run("t2", "hello?")))).toEqual(
+      expect.objectContaining({ type: "done", text: "still here" }),
+    );
   });
 
   it("a run within its limit ends without limit, and without notes", async () => {
@@ -140,7 +144,11 @@ describe("on the graph backend", () => {
       "It is sunny in Oslo.",
     ]);
     expect(last(events)).toEqual(
-      expect.objectContaining({ type: "done", text: "Sunny in Oslo; I did not get to Rome.", limit: { kind: "tool_calls", max: 1 } }),
+      expect.objectContaining({
+        type: "done",
+        text: "Sunny in Oslo; I did not get to Rome.",
+        limit: { kind: "tool_calls", max: 1 },
+      }),
     );
     mock.enqueue({ text: "ok" });
     expect(last(await collect(harness.run("g1", "thanks")))).toEqual(expect.objectContaining({ type: "done", text: "ok" }));

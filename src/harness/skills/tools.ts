@@ -69,7 +69,7 @@ export function skillTools(skills: readonly Skill[]) {
       schema: ReadArgs,
     },
   );
-  return [loadSkill, readSkillFile];
+  return [loadSkill, readSkillFile] as const;
 }
 
 /** The real path of `relative` when it is a file inside `dir` (links followed); else undefined. */

@@ -238,9 +238,8 @@ export const AgentConfig = z
     /** Names of the skills this agent gets (config/skills.ts). */
     skills: AgentSkills,
     guardrails: GuardrailsConfig.optional(),
-    /** Past this many tokens (the model's reported usage) a run's tool calls stop; unset = no limit. */
+    /** One run's limits (harness/middleware/token-budget.ts): then its tool calls stop; unset = no limit. */
     max_tokens_per_run: num().pipe(z.number().int().positive()).optional(),
-    /** Past this many tool calls a run's further calls are refused; unset = no limit. */
     max_tool_calls_per_run: num().pipe(z.number().int().positive()).optional(),
   })
   .superRefine((agent, ctx) => {

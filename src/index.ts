@@ -20,13 +20,16 @@ export {
   createAgentBackend,
   createAntlerAgent,
   type GraphFactoryArgs,
+  type GuardedCall,
+  type GuardrailPolicy,
+  type GuardrailVerdict,
   type ModelUsage,
   makeLeadAgent,
   RemoteHarness,
   type RuntimeFeatures,
   type UsageSink,
 } from "./harness/index.js";
-export type { AgentStatus, Clarification, Harness, RunEvent, RunOptions, ThreadInfo } from "./harness/types.js";
+export type { AgentStatus, Clarification, Harness, RunEvent, RunLimit, RunOptions, ThreadInfo } from "./harness/types.js";
 // A backend of your own, named by `agent.backend: "module:Export"`.
 export type { HarnessClass, HarnessContext } from "./harness/use-backend.js";
 // Storage: the SQLite checkpointer that keeps one tenant's checkpoints apart, and what a

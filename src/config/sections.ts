@@ -5,8 +5,10 @@
  */
 import { z } from "zod";
 import { FollowupsLayer, ProgressLayer } from "./followups.js";
+import { GUARDRAILS_MISSING, GuardrailsConfig } from "./guardrails.js";
 import { OutboxConfig } from "./outbox.js";
 import { SchedulesConfig } from "./schedules.js";
+import { AgentSkills, SkillPaths, SkillsConfig } from "./skills.js";
 
 import { bool, idList, num } from "./values.js";
 
@@ -147,6 +149,8 @@ export const FeaturesConfig = z
     dynamic_context: bool().default(false),
     title: bool().default(false),
     summarization: bool().default(false),
+    /** The tool-call policy in `agent.guardrails` (config/guardrails.ts). */
+    guardrails: bool().default(false),
   })
   .prefault({});
 
@@ -231,8 +235,17 @@ export const AgentConfig = z
     features: FeaturesConfig,
     /** Tools (names or globs) that wait for a person's decision before they run; exact names win over globs. */
     approvals: Approvals,
+    /** Names of the skills this agent gets (config/skills.ts). */
+    skills: AgentSkills,
+    guardrails: GuardrailsConfig.optional(),
+    /** One run's limits (harness/middleware/token-budget.ts): then its tool calls stop; unset = no limit. */
+    max_tokens_per_run: num().pipe(z.number().int().positive()).optional(),
+    max_tool_calls_per_run: num().pipe(z.number().int().positive()).optional(),
   })
   .superRefine((agent, ctx) => {
+    if (agent.features.guardrails && !agent.guardrails) {
+      ctx.addIssue({ code: "custom", path: ["guardrails"], message: GUARDRAILS_MISSING });
+    }
     if (agent.backend === "graph" && !agent.graph) {
       ctx.addIssue({
         code: "custom",
@@ -321,6 +334,8 @@ export const TenantConfig = z.strictObject({
   default_agent: z.string().optional(),
   /** Sees and restarts only this tenant's channels, and reads only its usage. */
   admin_token: z.string().optional(),
+  /** Folders of this tenant's own skills (config/skills.ts), beside the shared `skills.paths`. */
+  skills: SkillPaths.default([]),
 });
 
 /** Where voice notes become text: any OpenAI-compatible `/audio/transcriptions` endpoint. */
@@ -371,6 +386,7 @@ export const AppConfigShape = z.strictObject({
   outbox: OutboxConfig,
   channels: z.record(z.string(), ChannelSection).default({}),
   schedules: SchedulesConfig,
+  skills: SkillsConfig,
 });
 
 export type AppConfig = z.output<typeof AppConfigShape>;

@@ -3,6 +3,8 @@
  * message it could not take, a run that was cut off. Approval and dropped-question notices live
  * with their rooms (approval-desk.ts, dropped-questions.ts).
  */
+import type { RunLimit } from "../harness/types.js";
+
 export const NOTICES = {
   busy: "I'm still working through your earlier messages, so I couldn't take this one. Please send it again in a moment.",
   restarted: "I was restarted while answering this — please send it again.",
@@ -19,3 +21,9 @@ export const NOTICES = {
   /** A message a channel that never redelivers could not hand over (recording kept failing). */
   notTaken: "I couldn't take your message just now. Please send it again.",
 } as const;
+
+/** After a reply a limit cut short (`max_tool_calls_per_run`, `max_tokens_per_run`). */
+export function limitNotice(limit: RunLimit): string {
+  const what = limit.kind === "tool_calls" ? "tool calls" : "tokens";
+  return `I stopped early: this run reached its limit of ${limit.max.toLocaleString("en-US")} ${what}.`;
+}

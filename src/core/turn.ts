@@ -16,7 +16,7 @@ import { tapPartial } from "./followups/board.js";
 import { progressFor } from "./followups/settings.js";
 import { runUser } from "./identity.js";
 import { LeftForNextProcess, ReportedFailure } from "./inbox.js";
-import { NOTICES } from "./notices.js";
+import { limitNotice, NOTICES } from "./notices.js";
 import { type RenderOutcome, renderRun } from "./render/index.js";
 import { TypingLoop } from "./render/typing.js";
 import { untilAbandoned } from "./run-guard.js";
@@ -144,7 +144,7 @@ export class Turns {
     return outcome;
   }
 
-  /** What the run left behind: the agent's files, the empty-reply notice, a question or an approval. */
+  /** What the run left behind: the agent's files, the limit or empty-reply notice, a question or an approval. */
   private async after(
     scope: ChannelScope,
     source: TurnSource,
@@ -158,8 +158,10 @@ export class Turns {
         await scope.notify(source.ref, notice);
       }
     }
-    // A run of only tool calls (or blank text) posts nothing; silence would look like a lost message.
-    if (outcome.kind === "done" && outcome.messages.length === 0) await scope.notify(source.ref, NOTICES.noReply);
+    // A run cut at a limit says so (and that explains an empty reply too); a run of only tool
+    // calls (or blank text) otherwise posts nothing, and silence would look like a lost message.
+    if (outcome.kind === "done" && outcome.limit) await scope.notify(source.ref, limitNotice(outcome.limit));
+    else if (outcome.kind === "done" && outcome.messages.length === 0) await scope.notify(source.ref, NOTICES.noReply);
     if (outcome.kind !== "clarification") return;
     const c = outcome.clarification;
     const { asker } = turn;

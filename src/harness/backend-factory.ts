@@ -17,6 +17,8 @@ export interface AgentParts {
   settings: AgentConfig;
   /** Where `settings` sit in the config (`agent`, `agents.<name>`), for errors; `agent` when absent. */
   section?: string;
+  /** The tenant this instance serves (its own skills join the shared ones); the default tenant when absent. */
+  tenant?: string;
   baseDir: string;
   logger: Logger;
   /** The checkpointer of a local agent; asked for only when the agent is local. */

@@ -159,6 +159,7 @@ export class AgentDirectory {
       config,
       settings,
       section: agent === DEFAULT_AGENT ? "agent" : `agents.${agent}`,
+      tenant,
       baseDir,
       logger: logger.child({ tenant, agent }),
       checkpointer: () => this.checkpointer(tenant),

@@ -30,17 +30,30 @@ export {
 } from "./embedded/agent.js";
 export { AgentHarness, type AgentHarnessOptions } from "./embedded/harness.js";
 export { type GraphFactoryArgs, loadUserGraph } from "./graph/index.js";
+export type {
+  GuardedCall,
+  GuardrailPolicy,
+  GuardrailPolicyFn,
+  GuardrailRules,
+  GuardrailVerdict,
+  ToolRule,
+} from "./guardrails/index.js";
 export { McpServer, type McpServerReport, type McpServerState, McpServers } from "./mcp/index.js";
 export {
   buildMiddlewareChain,
   type ExtraMiddleware,
+  type FeatureOptions,
   type FeatureSetting,
   type PlacedMiddleware,
   type RuntimeFeatures,
 } from "./middleware/chain.js";
+export { type GuardrailsOptions, guardrailsMiddleware } from "./middleware/guardrails.js";
+export { skillsMiddleware } from "./middleware/skills.js";
+export { type RunBudget, tokenBudgetMiddleware } from "./middleware/token-budget.js";
 export { type CreateChatModelOptions, createChatModel, selectModel } from "./models/index.js";
 export { RemoteHarness, type RemoteHarnessOptions } from "./remote/index.js";
 export type { RunErrorCode } from "./run-errors.js";
+export { agentSkills, type Skill } from "./skills/index.js";
 export { ASK_CLARIFICATION, askClarificationTool, loadConfigTools } from "./tools/index.js";
 export type {
   AgentStatus,
@@ -51,6 +64,7 @@ export type {
   DecisionType,
   Harness,
   RunEvent,
+  RunLimit,
   RunOptions,
   RunUser,
   ThreadInfo,

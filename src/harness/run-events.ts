@@ -15,6 +15,9 @@
  * Progress (`custom` chunks) and reasoning (in the reply nodes' streamed chunks, never reply
  * text) are read by live-events.ts; a progress chunk without an id gets the one open tool call's.
  *
+ * A model turn whose tool calls a run limit dropped is marked (token-budget.ts): `done.limit` says
+ * so, and the chat adds a notice after the reply.
+ *
  * Usage: the model turns' AI messages in `updates` carry what the model reported. Each is counted
  * once (by message id), summed into `done.usage`, and reported as `chat` when its update arrives,
  * so a run that ends in a question, an error or a cancel still reports the turns it made.
@@ -27,8 +30,9 @@ import { type BaseMessage, isAIMessage, isAIMessageChunk, isToolMessage } from "
 import { toClarification } from "./interrupts.js";
 import { progressOf, reasoningOf } from "./live-events.js";
 import { NOTICE_FLAG } from "./middleware/loop-detection.js";
+import { limitOf } from "./middleware/token-budget.js";
 import { ASK_CLARIFICATION } from "./tools/clarification.js";
-import type { Clarification, RunEvent, Usage } from "./types.js";
+import type { Clarification, RunEvent, RunLimit, Usage } from "./types.js";
 import { addUsage, reportUsage, type UsageTarget, usageOf } from "./usage.js";
 
 /** LangGraph node names that createAgent uses. */
@@ -56,6 +60,8 @@ export class RunTranslator {
   /** Usage of the run's model turns so far, each counted once. */
   usage: Usage | undefined;
   clarification: Clarification | undefined;
+  /** The limit that dropped tool calls of the run (token-budget.ts), for `done.limit`. */
+  limit: RunLimit | undefined;
   /** Ids of the messages whose usage was counted: a message may show up in more than one update. */
   readonly #counted = new Set<string>();
   /** Ids of the tool calls started and not ended, to tell whose progress an id-less chunk is. */
@@ -82,7 +88,7 @@ export class RunTranslator {
   finish(reply?: string): RunEvent {
     if (this.clarification) return { type: "clarification", ...this.clarification };
     const text = reply ?? this.text;
-    return this.usage ? { type: "done", text, usage: this.usage } : { type: "done", text };
+    return { type: "done", text, ...(this.usage ? { usage: this.usage } : {}), ...(this.limit ? { limit: this.limit } : {}) };
   }
 
   #message([message, meta]: [BaseMessage, Record<string, unknown>]): RunEvent[] {
@@ -125,6 +131,7 @@ export class RunTranslator {
       this.turnText = "";
       this.turnId = undefined;
       this.#addUsage(message);
+      this.limit = limitOf(message) ?? this.limit;
       const calls = (message.tool_calls ?? []).filter((c) => c.name !== ASK_CLARIFICATION);
       for (const c of calls) if (c.id) this.#open.add(c.id);
       return calls.map((c) => ({ type: "tool_start", id: c.id ?? "", name: c.name, args: c.args }) as RunEvent);

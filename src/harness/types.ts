@@ -71,6 +71,17 @@ export interface ApprovalAnswer {
   decisions: Decision[];
 }
 
+/**
+ * A limit of the agent's that cut a run short: the model asked for tool calls past
+ * `max_tool_calls_per_run`, or past `max_tokens_per_run`, and they did not run. The reply may be
+ * unfinished; the chat says so after it.
+ */
+export interface RunLimit {
+  kind: "tool_calls" | "tokens";
+  /** The limit as configured. */
+  max: number;
+}
+
 /** What a run streams, in order. A run ends with exactly one `done`, `clarification` or `error`. */
 export type RunEvent =
   /** A piece of the assistant's visible reply, to be appended to what came before. */
@@ -88,8 +99,8 @@ export type RunEvent =
   | { type: "reasoning"; delta: string }
   /** The run paused on a question. Answer with `Harness.resume`. */
   | ({ type: "clarification" } & Clarification)
-  /** The run finished. `text` is the assistant's whole final reply. */
-  | { type: "done"; text: string; usage?: Usage }
+  /** The run finished. `text` is the assistant's whole final reply; `limit` is set when a limit cut it short. */
+  | { type: "done"; text: string; usage?: Usage; limit?: RunLimit }
   /** The run failed. `message` is short and fit to show a chat user; the thread stays usable. */
   | { type: "error"; message: string; code: string };
 

@@ -10,10 +10,11 @@
  * - `error` completes the text so far, then posts `⚠️ <message>`. An event stream that throws
  *   is reported as code `internal` with a generic notice; the cause goes to the log.
  * - `done` completes the reply. Its `text` is used only where it extends what was streamed
- *   (a backend that streamed nothing, or not all); what the user saw is never rewritten.
+ *   (a backend that streamed nothing, or not all); what the user saw is never rewritten. Its
+ *   `limit` (a run cut short) goes back in the outcome, for the turn's notice.
  */
 import { ChannelError, errorMessage } from "../../errors.js";
-import type { Clarification, RunEvent } from "../../harness/types.js";
+import type { Clarification, RunEvent, RunLimit } from "../../harness/types.js";
 import type { Logger } from "../../log/logger.js";
 import { noticeMarkdown, postChunked } from "./notice.js";
 import { Outbound } from "./outbound.js";
@@ -26,7 +27,7 @@ import { TypingLoop } from "./typing.js";
 const INTERNAL_NOTICE = "Something went wrong while answering. Please try again.";
 
 type Ending =
-  | { type: "done" }
+  | { type: "done"; limit?: RunLimit }
   | ({ type: "clarification" } & Clarification)
   | { type: "error"; code: string; message: string; notice: string };
 
@@ -52,7 +53,9 @@ export async function renderRun(events: AsyncIterable<RunEvent>, options: Render
   try {
     const ending = await consume(events, writer, logger);
     const messages = await writer.finish(ending.type);
-    if (ending.type === "done") return { kind: "done", text: writer.current, messages };
+    if (ending.type === "done") {
+      return { kind: "done", text: writer.current, messages, ...(ending.limit ? { limit: ending.limit } : {}) };
+    }
     await typing.stop();
     if (ending.type === "error") {
       await postChunked(out, ref, { text: noticeMarkdown(channel, `⚠️ ${ending.notice}`) });
@@ -83,7 +86,7 @@ async function consume(events: AsyncIterable<RunEvent>, writer: ReplyWriter, log
           if (event.text.length > writer.current.length && event.text.startsWith(writer.current)) {
             writer.append(event.text.slice(writer.current.length));
           }
-          return { type: "done" };
+          return event.limit ? { type: "done", limit: event.limit } : { type: "done" };
         case "clarification":
           return event;
         case "error":

@@ -5,7 +5,7 @@
 
 import type { Channel, ConversationRef, MessageHandle } from "../../channels/types.js";
 import type { ProgressSettings } from "../../config/followups.js";
-import type { Clarification } from "../../harness/types.js";
+import type { Clarification, RunLimit } from "../../harness/types.js";
 import type { Logger } from "../../log/logger.js";
 import type { RenderHooks } from "./hooks.js";
 import type { TypingLoop } from "./typing.js";
@@ -42,9 +42,10 @@ export interface RenderOptions {
 export type RenderOutcome =
   /**
    * The run finished; `text` is the whole reply exactly as the agent wrote and the chat shows it
-   * (empty if it said nothing), without the progress view's summary line.
+   * (empty if it said nothing), without the progress view's summary line. `limit`: a limit of the
+   * agent's cut the run short (the turn posts a notice).
    */
-  | { kind: "done"; text: string; messages: MessageHandle[] }
+  | { kind: "done"; text: string; messages: MessageHandle[]; limit?: RunLimit }
   /** The run paused on a question, now posted as `question`. */
   | { kind: "clarification"; clarification: Clarification; question: MessageHandle; messages: MessageHandle[] }
   /**

@@ -11,10 +11,11 @@ import type { AgentConfig, AppConfig, FeaturesConfig } from "../../config/schema
 import { AntlerError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { type ApprovalRules, approvalMiddleware } from "../approvals.js";
-import { buildMiddlewareChain, type ExtraMiddleware, type RuntimeFeatures } from "../middleware/chain.js";
+import { buildMiddlewareChain, type ExtraMiddleware, type FeatureOptions, type RuntimeFeatures } from "../middleware/chain.js";
 import { createChatModel, selectModel } from "../models/index.js";
 import { ASK_CLARIFICATION, askClarificationTool, dedupeTools, loadConfigTools } from "../tools/index.js";
 import type { UsageSink, UsageTarget } from "../usage.js";
+import { configuredFeatures } from "./configured-features.js";
 
 export interface AntlerAgentParams {
   model: BaseChatModel;
@@ -32,6 +33,8 @@ export interface AntlerAgentParams {
    * resolved against `tools` here. Ignored when `features.approvals` is given; not with `middleware`.
    */
   approvals?: ApprovalRules;
+  /** What guardrails, skills and token budgets are built with (each on when its settings are given); not with `middleware`. */
+  featureOptions?: FeatureOptions;
   checkpointer?: BaseCheckpointSaver;
   /** Agent name in traces. */
   name?: string;
@@ -46,10 +49,10 @@ export interface AntlerAgentParams {
 export type AntlerAgent = ReactAgent;
 
 export function createAntlerAgent(params: AntlerAgentParams): AntlerAgent {
-  if (params.middleware && (params.features || params.extraMiddleware || params.approvals)) {
+  if (params.middleware && (params.features || params.extraMiddleware || params.approvals || params.featureOptions)) {
     throw new AntlerError(
       "agent_invalid",
-      "createAntlerAgent: `middleware` replaces the whole chain and cannot be combined with `features`, `extraMiddleware` or `approvals`",
+      "createAntlerAgent: `middleware` replaces the whole chain and cannot be combined with `features`, `extraMiddleware`, `approvals` or `featureOptions`",
     );
   }
   let tools = [...(params.tools ?? [])];
@@ -64,7 +67,7 @@ export function createAntlerAgent(params: AntlerAgentParams): AntlerAgent {
         tools.map((t) => t.name),
       );
     const features = approvals ? { approvals, ...params.features } : params.features;
-    middleware = buildMiddlewareChain(features, params.extraMiddleware, params.model, params.usage);
+    middleware = buildMiddlewareChain(features, params.extraMiddleware, params.model, params.usage, params.featureOptions);
     if (!tools.some((t) => t.name === ASK_CLARIFICATION)) tools = [...tools, askClarificationTool];
   }
   return createAgent({
@@ -87,6 +90,7 @@ export function featuresFromConfig(features: FeaturesConfig): RuntimeFeatures {
     dynamicContext: features.dynamic_context,
     title: features.title,
     summarization: features.summarization,
+    guardrails: features.guardrails,
   };
 }
 
@@ -104,6 +108,10 @@ export interface LeadAgentOptions {
   agent?: AgentConfig;
   /** Receives the usage of the title and summary calls, under the model entry's name. */
   onUsage?: UsageSink;
+  /** The tenant the agent serves: its own skills join the shared ones (the default tenant when absent). */
+  tenant?: string;
+  /** Where the agent's settings sit (`agent`, `agents.<name>`), for errors. */
+  section?: string;
 }
 
 export interface LeadAgent {
@@ -128,6 +136,8 @@ export async function makeLeadAgent(config: AppConfig, options: LeadAgentOptions
   const configured =
     options.configTools ?? (await loadConfigTools(config.tools, { baseDir: options.baseDir, logger: options.logger }));
   const tools = dedupeTools([...configured, ...(options.tools ?? [])], options.logger);
+  const { baseDir = process.cwd(), logger, tenant, section } = options;
+  const featureOptions = await configuredFeatures(config, agentConfig, { baseDir, logger, tenant, section });
   const agent = createAntlerAgent({
     model,
     tools,
@@ -135,6 +145,7 @@ export async function makeLeadAgent(config: AppConfig, options: LeadAgentOptions
     features: featuresFromConfig(agentConfig.features),
     extraMiddleware: options.extraMiddleware,
     approvals: agentConfig.approvals,
+    featureOptions,
     checkpointer: options.checkpointer,
     name: agentConfig.name,
     usage: options.onUsage && { sink: options.onUsage, model: entry.name },

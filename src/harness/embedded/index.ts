@@ -20,6 +20,8 @@ export const embeddedBackend: BackendFactory = async (parts) => {
     configTools: await parts.configTools(),
     checkpointer: await parts.checkpointer(),
     onUsage,
+    tenant: parts.tenant,
+    section: parts.section,
   });
   const model = config.models.find((m) => m.name === lead.modelName);
   void announceAgent(logger, { section: parts.section ?? "agent", model, modelName: lead.modelName, tools: lead.toolNames });

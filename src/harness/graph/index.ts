@@ -5,6 +5,7 @@
  */
 import { ConfigError } from "../../errors.js";
 import type { BackendFactory } from "../backend-factory.js";
+import { budgetOf } from "../embedded/configured-features.js";
 import { AgentHarness } from "../embedded/harness.js";
 import { loadUserGraph } from "./load.js";
 
@@ -21,6 +22,7 @@ export const graphBackend: BackendFactory = async (parts) => {
     checkpointer: await parts.checkpointer(),
     config,
     approvals: settings.approvals,
+    budget: budgetOf(settings),
   });
   parts.onGraph?.(graph);
   logger.info({ graph: spec }, "agent ready");

@@ -9,6 +9,7 @@ import { ConfigError, errorMessage } from "../../errors.js";
 import { resolveVariable } from "../../reflection/index.js";
 import { type ApprovalRules, approvalMiddleware } from "../approvals.js";
 import { compiledOf } from "../local-graph.js";
+import { type RunBudget, tokenBudgetMiddleware } from "../middleware/token-budget.js";
 
 /** What a graph factory named by `agent.graph` is given. */
 export interface GraphFactoryArgs {
@@ -24,6 +25,11 @@ export interface GraphFactoryArgs {
    * shape) is handled the same way.
    */
   approvals?: AgentMiddleware;
+  /**
+   * The agent's `max_tool_calls_per_run` / `max_tokens_per_run` as a middleware for a `createAgent`
+   * chain (token-budget.ts); absent when it has neither. A run it cuts short ends with a notice in the chat.
+   */
+  budget?: AgentMiddleware;
 }
 
 function graphError(spec: string, message: string): ConfigError {
@@ -32,13 +38,19 @@ function graphError(spec: string, message: string): ConfigError {
 
 /**
  * Loads `agent.graph` and returns the graph (or agent) it names, ready for `toLocalGraph`. A
- * factory is called with Antler's checkpointer, config and approval middleware; a graph without
+ * factory is called with Antler's checkpointer, config, approval and budget middlewares; a graph without
  * a checkpointer gets Antler's, so its threads survive restarts. Every failure is a ConfigError naming `agent.graph`
  * and the fix.
  */
 export async function loadUserGraph(
   spec: string,
-  options: { baseDir: string; checkpointer: BaseCheckpointSaver; config: AppConfig; approvals?: ApprovalRules },
+  options: {
+    baseDir: string;
+    checkpointer: BaseCheckpointSaver;
+    config: AppConfig;
+    approvals?: ApprovalRules;
+    budget?: RunBudget;
+  },
 ): Promise<object> {
   let value: unknown;
   try {
@@ -53,6 +65,7 @@ export async function loadUserGraph(
         checkpointer: options.checkpointer,
         config: options.config,
         ...(approvals ? { approvals } : {}),
+        ...(options.budget ? { budget: tokenBudgetMiddleware(options.budget) } : {}),
       });
     } catch (err) {
       throw graphError(spec, `the graph factory failed: ${errorMessage(err)}`);

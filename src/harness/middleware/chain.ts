@@ -5,29 +5,46 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { AgentMiddleware } from "langchain";
 import { AntlerError } from "../../errors.js";
+import type { Skill } from "../skills/parse.js";
 import type { UsageTarget } from "../usage.js";
 import { CLARIFICATION, clarificationMiddleware } from "./clarification.js";
 import { DANGLING_TOOL_CALLS, danglingToolCallsMiddleware } from "./dangling-tool-calls.js";
 import { DYNAMIC_CONTEXT, dynamicContextMiddleware } from "./dynamic-context.js";
+import { GUARDRAILS, type GuardrailsOptions, guardrailsMiddleware } from "./guardrails.js";
 import { LOOP_DETECTION, loopDetectionMiddleware } from "./loop-detection.js";
 import { MESSAGE_ID_GUARD, messageIdGuardMiddleware } from "./message-id-guard.js";
+import { SKILLS, skillsMiddleware } from "./skills.js";
 import { antlerSummarizationMiddleware, SUMMARIZATION } from "./summarization.js";
 import { TITLE, titleMiddleware } from "./title.js";
+import { type RunBudget, TOKEN_BUDGET, tokenBudgetMiddleware } from "./token-budget.js";
 import { TOOL_ERRORS, toolErrorsMiddleware } from "./tool-errors.js";
 
 /** `true` turns a feature on with its defaults, `false` off; a middleware instance replaces it. */
 export type FeatureSetting = boolean | AgentMiddleware;
 
-/** Which middlewares of the chain run. Unset keys take DeerFlow's defaults: loop detection on, the rest off. */
+/**
+ * Which middlewares of the chain run. Unset keys take DeerFlow's defaults: loop detection on, the
+ * rest off, except that guardrails, skills and token budgets are on when their settings are given.
+ */
 export interface RuntimeFeatures {
   /** Placeholder results for unanswered tool calls before each model call. */
   danglingToolCalls?: FeatureSetting;
+  /**
+   * Tool calls checked against a policy before they run; a refused one does not run and the model
+   * reads why (guardrails.ts). The built-in takes `FeatureOptions.guardrails`; on when they are given.
+   */
+  guardrails?: FeatureSetting;
   /** A throwing tool becomes an error ToolMessage and the run goes on. */
   toolErrors?: FeatureSetting;
   /** New ids for model responses whose id repeats an earlier message. */
   messageIdGuard?: FeatureSetting;
   /** Date and user added to the newest user message of each model request. */
   dynamicContext?: FeatureSetting;
+  /**
+   * The skills' list in the system prompt and the tools that load one (skills.ts). The built-in
+   * takes `FeatureOptions.skills`; on when there are some.
+   */
+  skills?: FeatureSetting;
   /** Older history summarized when it grows long (langchain's built-in). */
   summarization?: FeatureSetting;
   /** The first turn names the thread. */
@@ -35,12 +52,27 @@ export interface RuntimeFeatures {
   /** Warn on, then stop, repeated identical tool calls. On by default. */
   loopDetection?: FeatureSetting;
   /**
+   * Limits on one run's tool calls and tokens: a warning near them, tool calls stopped at them
+   * (token-budget.ts). The built-in takes `FeatureOptions.budget`; on when it is given.
+   */
+  tokenBudget?: FeatureSetting;
+  /**
    * Tool approval (`approvalMiddleware` in approvals.ts): pauses chosen tool calls for a person's
    * decision. Placed after the extras, right before clarification. Absent: no call waits.
    */
   approvals?: AgentMiddleware;
   /** Replaces the clarification middleware (it stays last and cannot be switched off). */
   clarification?: AgentMiddleware;
+}
+
+/** What the built-ins of the features that need settings are built with. */
+export interface FeatureOptions {
+  /** Allow and deny lists, and a policy of your own, for `guardrails`. */
+  guardrails?: GuardrailsOptions;
+  /** The skills for `skills`. */
+  skills?: readonly Skill[];
+  /** The limits for `tokenBudget`. */
+  budget?: RunBudget;
 }
 
 /** A middleware placed directly after or before a named one of the chain (or of another extra). */
@@ -55,16 +87,23 @@ export type ExtraMiddleware = AgentMiddleware | PlacedMiddleware;
 
 type Slot = { key: Exclude<keyof RuntimeFeatures, "clarification" | "approvals">; name: string; make: () => AgentMiddleware };
 
-function slots(model: BaseChatModel | undefined, usage: UsageTarget | undefined): Slot[] {
+function slots(model: BaseChatModel | undefined, usage: UsageTarget | undefined, options: FeatureOptions): Slot[] {
   const needModel = (what: string) => {
     if (!model) throw new AntlerError("agent_invalid", `the ${what} feature needs a model`);
     return model;
   };
+  const need = <K extends keyof FeatureOptions>(key: K, what: string): NonNullable<FeatureOptions[K]> => {
+    const value = options[key];
+    if (value === undefined) throw new AntlerError("agent_invalid", `the ${what} feature needs its settings (${key})`);
+    return value as NonNullable<FeatureOptions[K]>;
+  };
   return [
     { key: "danglingToolCalls", name: DANGLING_TOOL_CALLS, make: danglingToolCallsMiddleware },
+    { key: "guardrails", name: GUARDRAILS, make: () => guardrailsMiddleware(need("guardrails", "guardrails")) },
     { key: "toolErrors", name: TOOL_ERRORS, make: toolErrorsMiddleware },
     { key: "messageIdGuard", name: MESSAGE_ID_GUARD, make: messageIdGuardMiddleware },
     { key: "dynamicContext", name: DYNAMIC_CONTEXT, make: () => dynamicContextMiddleware() },
+    { key: "skills", name: SKILLS, make: () => skillsMiddleware(need("skills", "skills")) },
     {
       key: "summarization",
       name: SUMMARIZATION,
@@ -72,25 +111,33 @@ function slots(model: BaseChatModel | undefined, usage: UsageTarget | undefined)
     },
     { key: "title", name: TITLE, make: () => titleMiddleware({ model, usage }) },
     { key: "loopDetection", name: LOOP_DETECTION, make: () => loopDetectionMiddleware() },
+    { key: "tokenBudget", name: TOKEN_BUDGET, make: () => tokenBudgetMiddleware(need("budget", "token budget")) },
   ];
 }
 
-const DEFAULT_ON = new Set<string>(["loopDetection"]);
+/** Unset switches: loop detection on (DeerFlow's default); the features with settings on when they are given. */
+function defaultOn(key: Slot["key"], options: FeatureOptions): boolean {
+  if (key === "guardrails") return options.guardrails !== undefined;
+  if (key === "skills") return (options.skills?.length ?? 0) > 0;
+  if (key === "tokenBudget") return options.budget !== undefined;
+  return key === "loopDetection";
+}
 
 /**
  * The chain for `features`, in DeerFlow order, extras placed, then tool approval, clarification last. `usage` is where
  * the built-in title and summarization report their model calls (a middleware instance passed as
- * a feature reports only if it was built with one).
+ * a feature reports only if it was built with one); `options` what guardrails, skills and budgets are built with.
  */
 export function buildMiddlewareChain(
   features: RuntimeFeatures = {},
   extras: readonly ExtraMiddleware[] = [],
   model?: BaseChatModel,
   usage?: UsageTarget,
+  options: FeatureOptions = {},
 ): AgentMiddleware[] {
   const chain: AgentMiddleware[] = [];
-  for (const slot of slots(model, usage)) {
-    const setting = features[slot.key] ?? DEFAULT_ON.has(slot.key);
+  for (const slot of slots(model, usage, options)) {
+    const setting = features[slot.key] ?? defaultOn(slot.key, options);
     if (setting === false) continue;
     chain.push(setting === true ? slot.make() : setting);
   }

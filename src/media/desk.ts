@@ -133,12 +133,13 @@ export class MediaDesk {
   }
 
   /**
-   * Posts the files the agent chose with `send_file` in this run; returns notices for those that
-   * could not go. A failed upload's error goes to the log and to `onError` (the channel's status),
+   * Posts the files the agent chose with `send_file` (or a remote run presented) in this run;
+   * returns notices for those that could not go. A failed upload's error goes to the log and to `onError` (the channel's status),
    * never into the notice.
    */
   async deliver(channel: Channel, ref: ConversationRef, threadId: string, onError?: (err: unknown) => void): Promise<string[]> {
-    const notices: string[] = [];
+    // Files the agent presented that never reached the outbox (a remote run's failed fetch) come first.
+    const notices = this.options.outbox.takeNotices(threadId);
     for (const file of this.options.outbox.take(threadId)) {
       if (!channel.sendFile) {
         notices.push(`This chat cannot receive files, so “${file.name}” was not sent.`);

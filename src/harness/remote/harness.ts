@@ -16,10 +16,11 @@
  * stream.ts, and the server threads are read and written in threads.ts.
  */
 import { Client } from "@langchain/langgraph-sdk";
-import type { RemoteAgentConfig } from "../../config/schema.js";
+import type { RemoteAgentConfig } from "../../config/remote.js";
 import { AntlerError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { silentLogger } from "../../log/logger.js";
+import type { AgentFiles } from "../files.js";
 import { AgentHealth } from "../health.js";
 import { historyOf } from "../history.js";
 import { pendingInterrupts, toClarification } from "../interrupts.js";
@@ -40,6 +41,9 @@ import type {
   ThreadInfo,
 } from "../types.js";
 import type { UsageSink, UsageTarget } from "../usage.js";
+import { ArtifactFiles } from "./artifact-files.js";
+import { presentedIn } from "./artifacts.js";
+import { runContext } from "./context.js";
 import { runInput } from "./cut-off.js";
 import { loggable, toRemoteFailure } from "./errors.js";
 import { endedWithQuestion, messagesIn } from "./messages.js";
@@ -55,6 +59,8 @@ export interface RemoteHarnessOptions {
    * calls that write no message (a title, a summary) stay on the server and are not reported.
    */
   onUsage?: UsageSink;
+  /** The gateway's thread folders and file outbox: the files a run presents go there (artifact-files.ts). */
+  files?: AgentFiles;
 }
 
 /** How long a status probe waits for the server. */
@@ -73,6 +79,7 @@ export class RemoteHarness implements Harness {
   readonly #runs = new ThreadRuns();
   readonly #steers = new SteerMailbox();
   readonly #health = new AgentHealth();
+  readonly #artifacts: ArtifactFiles | undefined;
 
   constructor(options: RemoteHarnessOptions) {
     this.#settings = options.settings;
@@ -88,6 +95,10 @@ export class RemoteHarness implements Harness {
       callerOptions: { maxRetries: 1 },
     });
     this.#threads = new ServerThreads(this.#client, this.#logger);
+    const { files } = options;
+    if (files && options.settings.artifacts.enabled) {
+      this.#artifacts = new ArtifactFiles({ settings: options.settings, files, logger: this.#logger });
+    }
   }
 
   /** The SDK client, for checks and tests. */
@@ -258,12 +269,33 @@ export class RemoteHarness implements Harness {
       streamMode: STREAM_MODES,
       streamSubgraphs: this.#settings.stream_subgraphs,
       config: this.#settings.config,
+      context: runContext(this.#settings, threadId, options.user),
       multitaskStrategy: strategy,
       onDisconnect: "continue",
       streamResumable: true,
       ...(options.tag ? { metadata: { [TAG_KEY]: options.tag } } : {}),
       signal,
     }) as AsyncIterable<StreamPart>;
+  }
+
+  /** The files the run presented, into the thread's folder and the gateway's outbox (posted after the reply). */
+  async #presented(threadId: string, run: RemoteRun, options: RunOptions, signal: AbortSignal): Promise<void> {
+    if (this.#settings.artifacts.enabled === false) return;
+    const { files, unreadable } = presentedIn(run.last, { messageIds: run.before, artifacts: run.artifactsBefore });
+    if (unreadable.length > 0)
+      this.#logger.warn(
+        { threadId, count: unreadable.length },
+        "the run's state holds artifacts of a shape Antler does not read",
+      );
+    if (files.length === 0) return;
+    if (!this.#artifacts) {
+      this.#logger.info(
+        { threadId, count: files.length },
+        "the run presented files, and this harness has no file outbox to post them",
+      );
+      return;
+    }
+    await this.#artifacts.collect(threadId, files, options.user, signal);
   }
 
   async *#stream(
@@ -294,6 +326,7 @@ export class RemoteHarness implements Harness {
       const closing = await finishRun(this.#client, threadId, run);
       this.#health.reachable = true;
       run.ended = true;
+      if (closing.type === "done" || closing.type === "clarification") await this.#presented(threadId, run, options, signal);
       yield closing;
     } catch (err) {
       if (err instanceof AntlerError && err.code === "approval_invalid") {

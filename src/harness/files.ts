@@ -16,6 +16,13 @@ export interface ThreadFile {
   bytes: number;
 }
 
+/** A size as notices write it: binary units with the everyday names (20 MiB is "20.0 MB"). */
+export function sizeText(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
 /** Longest file name kept, in characters (extension included). */
 const MAX_NAME = 120;
 

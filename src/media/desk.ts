@@ -12,7 +12,7 @@ import { mimeFromName } from "../channels/kit/downloads.js";
 import type { Channel, ConversationRef, InboundAttachment, InboundMessage, OutboundFile } from "../channels/types.js";
 import type { MediaConfig } from "../config/schema.js";
 import { errorMessage, FileTooLargeError } from "../errors.js";
-import type { FileOutbox, ThreadFile, ThreadFiles } from "../harness/files.js";
+import { type FileOutbox, sizeText, type ThreadFile, type ThreadFiles } from "../harness/files.js";
 import type { RunImage } from "../harness/types.js";
 import type { Logger } from "../log/logger.js";
 import { limitText, TimeLimit } from "./time-limit.js";
@@ -246,8 +246,4 @@ function tooLarge(name: string, size: number | undefined, max: number): string {
   return `${what} the ${sizeText(max)} limit, so I didn't read it.`;
 }
 
-export function sizeText(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-}
+export { sizeText };

@@ -8,10 +8,11 @@
 import type { RemoteAgentConfig } from "../../config/remote.js";
 import { errorMessage } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
-import type { AgentFiles } from "../files.js";
+import { type AgentFiles, sizeText } from "../files.js";
 import { identityOf } from "../middleware/dynamic-context.js";
 import type { RunUser } from "../types.js";
-import type { Presented } from "./artifacts.js";
+import { type Presented, presentedIn } from "./artifacts.js";
+import type { RemoteRun } from "./stream.js";
 
 /** Redirects followed for one file. */
 const MAX_REDIRECTS = 3;
@@ -20,7 +21,8 @@ class TooLarge extends Error {}
 
 export interface ArtifactFilesOptions {
   settings: RemoteAgentConfig;
-  files: AgentFiles;
+  /** Where fetched files go; without them (a harness outside a gateway) presented files are only logged. */
+  files: AgentFiles | undefined;
   logger: Logger;
 }
 
@@ -40,10 +42,6 @@ function originOf(url: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-function mb(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
 export class ArtifactFiles {
@@ -69,11 +67,34 @@ export class ArtifactFiles {
     return this.#o.settings.artifacts.url.replace(/\{(url|thread_id|path)\}/g, (_, key: string) => values[key] ?? "");
   }
 
+  /** After a run that ended with a reply or a question: the files it presented, into the thread's outbox. Never throws. */
+  async afterRun(threadId: string, run: RemoteRun, user: RunUser | undefined, signal: AbortSignal): Promise<void> {
+    const { logger } = this.#o;
+    try {
+      const { files, unreadable } = presentedIn(run.last, { messageIds: run.before, artifacts: run.artifactsBefore });
+      if (unreadable.length > 0) logger.warn({ threadId, count: unreadable.length }, "artifacts of a shape Antler cannot read");
+      if (files.length === 0) return;
+      if (!this.#o.files) {
+        logger.info({ threadId, count: files.length }, "the run presented files; this harness has no file outbox for them");
+        return;
+      }
+      await this.collect(threadId, files, this.#o.files, user, signal);
+    } catch (err) {
+      logger.warn({ threadId, err: errorMessage(err) }, "could not collect the files the run presented");
+    }
+  }
+
   /** Brings each file into the thread's folder and outbox, in order; stops quietly once `signal` aborts. */
-  async collect(threadId: string, presented: Presented[], user: RunUser | undefined, signal: AbortSignal): Promise<void> {
-    const got = await Promise.all(presented.map((file) => this.#bytes(threadId, file, user, signal)));
+  async collect(
+    threadId: string,
+    presented: Presented[],
+    to: AgentFiles,
+    user: RunUser | undefined,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const got = await Promise.all(presented.map((file) => this.#bytes(threadId, file, to.maxBytes, user, signal)));
     if (signal.aborted) return;
-    const { files, outbox } = this.#o.files;
+    const { files, outbox } = to;
     for (const [i, data] of got.entries()) {
       const file = presented[i]!;
       if (typeof data === "string") {
@@ -90,9 +111,14 @@ export class ArtifactFiles {
   }
 
   /** The file's bytes, or the notice that says why not. */
-  async #bytes(threadId: string, file: Presented, user: RunUser | undefined, signal: AbortSignal): Promise<Uint8Array | string> {
-    const { maxBytes } = this.#o.files;
-    const tooLarge = `“${file.name}” is larger than the ${mb(maxBytes)} limit, so it was not sent.`;
+  async #bytes(
+    threadId: string,
+    file: Presented,
+    maxBytes: number,
+    user: RunUser | undefined,
+    signal: AbortSignal,
+  ): Promise<Uint8Array | string> {
+    const tooLarge = `“${file.name}” is larger than the ${sizeText(maxBytes)} limit, so it was not sent.`;
     if (file.kind === "data") {
       if (Math.floor((file.base64.length * 3) / 4) > maxBytes + 2) return tooLarge;
       const data = new Uint8Array(Buffer.from(file.base64, "base64"));
@@ -104,7 +130,7 @@ export class ArtifactFiles {
     try {
       if (!url || !/^https?:$/.test(new URL(url).protocol)) throw new Error("not an http(s) address");
       const limit = AbortSignal.any([signal, AbortSignal.timeout(ms)]);
-      return await this.#download(url, this.#headers(threadId, user), limit);
+      return await this.#download(url, this.#headers(threadId, user), maxBytes, limit);
     } catch (err) {
       if (signal.aborted) return "";
       if (err instanceof TooLarge) return tooLarge;
@@ -113,7 +139,8 @@ export class ArtifactFiles {
         { ...log, err: errorMessage(err), timeoutMs: timedOut ? ms : undefined },
         "could not fetch a file the agent presented",
       );
-      const within = timedOut ? ` within ${Math.round(ms / 1000)} seconds` : "";
+      const s = Math.round(ms / 100) / 10;
+      const within = timedOut ? ` within ${s} second${s === 1 ? "" : "s"}` : "";
       return `I couldn't get “${file.name}” from the agent${within}, so it was not sent.`;
     }
   }
@@ -129,7 +156,12 @@ export class ArtifactFiles {
   }
 
   /** GET within the size limit; credentials go only to trusted origins, redirects included. */
-  async #download(start: string, credentials: Record<string, string>, signal: AbortSignal): Promise<Uint8Array> {
+  async #download(
+    start: string,
+    credentials: Record<string, string>,
+    maxBytes: number,
+    signal: AbortSignal,
+  ): Promise<Uint8Array> {
     let url = start;
     for (let hop = 0; ; hop++) {
       const trusted = this.#trusted.has(originOf(url) ?? "");
@@ -144,7 +176,7 @@ export class ArtifactFiles {
         await res.body?.cancel();
         throw new Error(`HTTP ${res.status}`);
       }
-      return readLimited(res, this.#o.files.maxBytes);
+      return readLimited(res, maxBytes);
     }
   }
 }

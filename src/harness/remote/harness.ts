@@ -42,7 +42,6 @@ import type {
 } from "../types.js";
 import type { UsageSink, UsageTarget } from "../usage.js";
 import { ArtifactFiles } from "./artifact-files.js";
-import { presentedIn } from "./artifacts.js";
 import { runContext } from "./context.js";
 import { runInput } from "./cut-off.js";
 import { loggable, toRemoteFailure } from "./errors.js";
@@ -95,9 +94,8 @@ export class RemoteHarness implements Harness {
       callerOptions: { maxRetries: 1 },
     });
     this.#threads = new ServerThreads(this.#client, this.#logger);
-    const { files } = options;
-    if (files && options.settings.artifacts.enabled) {
-      this.#artifacts = new ArtifactFiles({ settings: options.settings, files, logger: this.#logger });
+    if (options.settings.artifacts.enabled) {
+      this.#artifacts = new ArtifactFiles({ settings: options.settings, files: options.files, logger: this.#logger });
     }
   }
 
@@ -278,26 +276,6 @@ export class RemoteHarness implements Harness {
     }) as AsyncIterable<StreamPart>;
   }
 
-  /** The files the run presented, into the thread's folder and the gateway's outbox (posted after the reply). */
-  async #presented(threadId: string, run: RemoteRun, options: RunOptions, signal: AbortSignal): Promise<void> {
-    if (this.#settings.artifacts.enabled === false) return;
-    const { files, unreadable } = presentedIn(run.last, { messageIds: run.before, artifacts: run.artifactsBefore });
-    if (unreadable.length > 0)
-      this.#logger.warn(
-        { threadId, count: unreadable.length },
-        "the run's state holds artifacts of a shape Antler does not read",
-      );
-    if (files.length === 0) return;
-    if (!this.#artifacts) {
-      this.#logger.info(
-        { threadId, count: files.length },
-        "the run presented files, and this harness has no file outbox to post them",
-      );
-      return;
-    }
-    await this.#artifacts.collect(threadId, files, options.user, signal);
-  }
-
   async *#stream(
     threadId: string,
     start: Start,
@@ -326,7 +304,9 @@ export class RemoteHarness implements Harness {
       const closing = await finishRun(this.#client, threadId, run);
       this.#health.reachable = true;
       run.ended = true;
-      if (closing.type === "done" || closing.type === "clarification") await this.#presented(threadId, run, options, signal);
+      if (closing.type === "done" || closing.type === "clarification") {
+        await this.#artifacts?.afterRun(threadId, run, options.user, signal);
+      }
       yield closing;
     } catch (err) {
       if (err instanceof AntlerError && err.code === "approval_invalid") {

@@ -22,7 +22,12 @@ export const DEFAULT_ARTIFACTS_URL = "{url}/threads/{thread_id}/artifacts/{path}
  * no context at all, for a graph whose context schema refuses keys it does not declare.
  */
 const RemoteContext = z
-  .preprocess((v) => (v === "false" ? false : v), z.union([z.literal(false), z.record(z.string(), z.unknown())]))
+  .preprocess(
+    (v) => (v === "false" ? false : v),
+    z.union([z.literal(false), z.record(z.string(), z.unknown())], {
+      error: "must be a map of context keys, e.g. { is_plan_mode: true }, or false to send no context",
+    }),
+  )
   .default({ ...DEERFLOW_RUN_CONTEXT });
 
 /** `artifacts: false` turns fetching off; `true` or nothing takes the defaults. */

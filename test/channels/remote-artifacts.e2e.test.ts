@@ -57,7 +57,11 @@ afterEach(async () => {
   route.requests.length = 0;
 });
 
-const texts = (chat: number) => telegram.fake.botMessages(chat).filter((m) => !m.media).map((m) => m.text);
+const texts = (chat: number) =>
+  telegram.fake
+    .botMessages(chat)
+    .filter((m) => !m.media)
+    .map((m) => m.text);
 
 /** The contexts the graph read in the server thread of the Telegram user `userId`. */
 async function contextsOf(userId: number): Promise<Record<string, unknown>[]> {
@@ -71,7 +75,10 @@ describe("a remote agent on Telegram", () => {
   it("a file the graph presents arrives in the chat as an upload after the reply", async () => {
     const report = new Uint8Array(Buffer.from("%PDF-1.7 the quarterly numbers"));
     route.files.set(`${OUT}/q3 report.pdf`, report);
-    model.enqueue({ toolCalls: [{ name: "present_files", args: { filepaths: [`${OUT}/q3 report.pdf`] } }] }, { text: "Here is the report." });
+    model.enqueue(
+      { toolCalls: [{ name: "present_files", args: { filepaths: [`${OUT}/q3 report.pdf`] } }] },
+      { text: "Here is the report." },
+    );
     await telegram.userSays("make the Q3 report");
     await eventually(() => telegram.botFiles().length > 0, 10_000, "the upload");
     const [file] = telegram.fake.botFiles(ALICE.id);

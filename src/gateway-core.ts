@@ -70,6 +70,7 @@ export async function openCore(input: CoreInput): Promise<CoreParts> {
         ...(input.tools ?? []),
       ],
       onUsage: (who, usage) => input.metrics.usage(who, usage),
+      files: media.files,
     },
     [...tenants],
   );

@@ -7,12 +7,13 @@ import { z } from "zod";
 import { FollowupsLayer, ProgressLayer } from "./followups.js";
 import { GUARDRAILS_MISSING, GuardrailsConfig } from "./guardrails.js";
 import { OutboxConfig } from "./outbox.js";
+import { RemoteAgentConfig } from "./remote.js";
 import { SchedulesConfig } from "./schedules.js";
 import { AgentSkills, SkillPaths, SkillsConfig } from "./skills.js";
 
 import { bool, idList, num } from "./values.js";
 
-export { bool, idList, num };
+export { bool, idList, num, RemoteAgentConfig };
 
 export const ServerConfig = z
   .strictObject({
@@ -153,18 +154,6 @@ export const FeaturesConfig = z
     guardrails: bool().default(false),
   })
   .prefault({});
-
-/** An agent on a LangGraph API server (LangGraph Platform, `langgraph dev`, a DeerFlow gateway). */
-export const RemoteAgentConfig = z.strictObject({
-  url: z.url({ protocol: /^https?$/, error: "must be the server's http(s) URL, e.g. http://127.0.0.1:2024" }),
-  assistant_id: z.string().min(1, "is required: set a graph id (e.g. agent) or an assistant id"),
-  api_key: z.string().optional(),
-  headers: z.record(z.string(), z.string()).default({}),
-  config: z.record(z.string(), z.unknown()).default({}),
-  multitask_strategy: z.enum(["reject", "interrupt", "rollback", "enqueue"]).default("enqueue"),
-  timeout_ms: num().pipe(z.number().int().positive()).default(30_000),
-  stream_subgraphs: bool().default(false),
-});
 
 /** What a person may decide about a paused tool call. */
 export const ApprovalDecision = z.enum(["approve", "edit", "reject"]);
@@ -395,7 +384,6 @@ export type MediaConfig = z.output<typeof MediaConfig>;
 export type ToolConfig = z.output<typeof ToolConfig>;
 export type McpServerConfig = z.output<typeof McpServerConfig>;
 export type AgentConfig = z.output<typeof AgentConfig>;
-export type RemoteAgentConfig = z.output<typeof RemoteAgentConfig>;
 export type FeaturesConfig = z.output<typeof FeaturesConfig>;
 export type ApprovalRule = z.output<typeof ApprovalRule>;
 export type ApprovalDecision = z.output<typeof ApprovalDecision>;

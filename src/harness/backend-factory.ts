@@ -7,6 +7,7 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { AgentConfig, AppConfig } from "../config/schema.js";
 import type { Logger } from "../log/logger.js";
+import type { AgentFiles } from "./files.js";
 import type { McpServers } from "./mcp/index.js";
 import type { Harness } from "./types.js";
 import type { UsageSink } from "./usage.js";
@@ -28,6 +29,8 @@ export interface AgentParts {
   /** Further tools of an embedded agent (its MCP tools, extras). */
   tools: () => Promise<StructuredToolInterface[]>;
   onUsage?: UsageSink;
+  /** The gateway's thread folders and file outbox, for a backend that brings files of its own (remote). */
+  files?: AgentFiles;
   /** MCP servers the harness owns and closes (one-agent use). */
   mcp?: McpServers;
   /** Called when the harness closes, after its runs stopped. */

@@ -18,6 +18,7 @@ import type { Logger } from "../log/logger.js";
 import { type Checkpoints, openCheckpoints } from "../storage/index.js";
 import { approvalRuleFor } from "./approvals.js";
 import { buildAgent, chosenTools } from "./backends.js";
+import type { AgentFiles } from "./files.js";
 import { type McpServerReport, McpServers } from "./mcp/index.js";
 import { ASK_CLARIFICATION, loadConfigTools } from "./tools/index.js";
 import type { AgentStatus, Harness } from "./types.js";
@@ -30,6 +31,8 @@ export interface AgentDirectoryOptions {
   logger: Logger;
   /** Extra tools every embedded agent gets, besides its configured and MCP tools. */
   tools?: StructuredToolInterface[];
+  /** The gateway's thread folders and file outbox, handed to every agent (a remote one posts its presented files there). */
+  files?: AgentFiles;
   /** Serves the default agent in every tenant instead of one built from config (tests, SDK use). */
   harness?: Harness;
   /** Receives every model call's token usage, with the tenant and agent it was made for. */
@@ -172,6 +175,7 @@ export class AgentDirectory {
         return [...(this.options.tools ?? []), ...(await this.mcpFor(tenant)).toolsOf(servers)];
       },
       onUsage: onUsage && ((usage) => onUsage({ tenant, agent }, usage)),
+      files: this.options.files,
       onGraph: (graph) => this.claimGraph(graph, tenant, agent),
     });
   }

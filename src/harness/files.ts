@@ -16,6 +16,13 @@ export interface ThreadFile {
   bytes: number;
 }
 
+/** A size as notices write it: binary units with the everyday names (20 MiB is "20.0 MB"). */
+export function sizeText(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
 /** Longest file name kept, in characters (extension included). */
 const MAX_NAME = 120;
 
@@ -94,11 +101,13 @@ export class ThreadFiles {
 }
 
 /**
- * Files the agent asked to send (`send_file`), per thread, until the gateway posts them after the
- * run's reply text.
+ * Files the agent asked to send (`send_file`, or a remote run's presented files), per thread,
+ * until the gateway posts them after the run's reply text; and notices about files that could
+ * not be put in it, posted with them.
  */
 export class FileOutbox {
   private readonly waiting = new Map<string, ThreadFile[]>();
+  private readonly notices = new Map<string, string[]>();
 
   add(threadId: string, file: ThreadFile): void {
     const list = this.waiting.get(threadId) ?? [];
@@ -112,4 +121,26 @@ export class FileOutbox {
     this.waiting.delete(threadId);
     return list;
   }
+
+  /** Tells the user, after the reply, about a file that could not be sent (one sentence naming it). */
+  notice(threadId: string, text: string): void {
+    this.notices.set(threadId, [...(this.notices.get(threadId) ?? []), text]);
+  }
+
+  /** The notices waiting for `threadId`, removed from the outbox. */
+  takeNotices(threadId: string): string[] {
+    const list = this.notices.get(threadId) ?? [];
+    this.notices.delete(threadId);
+    return list;
+  }
+}
+
+/**
+ * The thread folders and file outbox a backend shares with the gateway, and the largest file it
+ * may put there (`media.max_file_mb`): how a remote agent's presented files reach the chat.
+ */
+export interface AgentFiles {
+  files: ThreadFiles;
+  outbox: FileOutbox;
+  maxBytes: number;
 }

@@ -12,7 +12,7 @@ import { mimeFromName } from "../channels/kit/downloads.js";
 import type { Channel, ConversationRef, InboundAttachment, InboundMessage, OutboundFile } from "../channels/types.js";
 import type { MediaConfig } from "../config/schema.js";
 import { errorMessage, FileTooLargeError } from "../errors.js";
-import type { FileOutbox, ThreadFile, ThreadFiles } from "../harness/files.js";
+import { type FileOutbox, sizeText, type ThreadFile, type ThreadFiles } from "../harness/files.js";
 import type { RunImage } from "../harness/types.js";
 import type { Logger } from "../log/logger.js";
 import { limitText, TimeLimit } from "./time-limit.js";
@@ -133,12 +133,13 @@ export class MediaDesk {
   }
 
   /**
-   * Posts the files the agent chose with `send_file` in this run; returns notices for those that
-   * could not go. A failed upload's error goes to the log and to `onError` (the channel's status),
+   * Posts the files the agent chose with `send_file` (or a remote run presented) in this run;
+   * returns notices for those that could not go. A failed upload's error goes to the log and to `onError` (the channel's status),
    * never into the notice.
    */
   async deliver(channel: Channel, ref: ConversationRef, threadId: string, onError?: (err: unknown) => void): Promise<string[]> {
-    const notices: string[] = [];
+    // Files the agent presented that never reached the outbox (a remote run's failed fetch) come first.
+    const notices = this.options.outbox.takeNotices(threadId);
     for (const file of this.options.outbox.take(threadId)) {
       if (!channel.sendFile) {
         notices.push(`This chat cannot receive files, so “${file.name}” was not sent.`);
@@ -245,8 +246,4 @@ function tooLarge(name: string, size: number | undefined, max: number): string {
   return `${what} the ${sizeText(max)} limit, so I didn't read it.`;
 }
 
-export function sizeText(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-}
+export { sizeText };

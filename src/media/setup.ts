@@ -8,18 +8,22 @@ import path from "node:path";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { Tenancy } from "../config/agents.js";
 import type { LoadedConfig } from "../config/loader.js";
-import { FileOutbox, ThreadFiles } from "../harness/files.js";
+import { type AgentFiles, FileOutbox, ThreadFiles } from "../harness/files.js";
 import { selectModel } from "../harness/models/index.js";
 import { fileTools } from "../harness/tools/files.js";
 import type { Logger } from "../log/logger.js";
 import { MediaDesk } from "./desk.js";
 
-/** The desk and the file tools that share its folders; `tenancy` says which model each agent uses (for images). */
+/**
+ * The desk, the file tools that share its folders, and those folders with the outbox for backends
+ * that bring files of their own (a remote agent's presented files); `tenancy` says which model
+ * each agent uses (for images).
+ */
 export function openMedia(
   loaded: Pick<LoadedConfig, "config" | "baseDir">,
   tenancy: Tenancy,
   logger: Logger,
-): { desk: MediaDesk; tools: StructuredToolInterface[] } {
+): { desk: MediaDesk; tools: StructuredToolInterface[]; files: AgentFiles } {
   const { config, baseDir } = loaded;
   const root = config.storage.files
     ? path.resolve(baseDir, config.storage.files)
@@ -37,5 +41,9 @@ export function openMedia(
       return selectModel(config.models, tenancy.agentConfig(agent).model).supports_vision;
     },
   });
-  return { desk, tools: fileTools({ files, outbox, maxSendBytes: desk.maxBytes }) };
+  return {
+    desk,
+    tools: fileTools({ files, outbox, maxSendBytes: desk.maxBytes }),
+    files: { files, outbox, maxBytes: desk.maxBytes },
+  };
 }

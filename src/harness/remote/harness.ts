@@ -16,10 +16,11 @@
  * stream.ts, and the server threads are read and written in threads.ts.
  */
 import { Client } from "@langchain/langgraph-sdk";
-import type { RemoteAgentConfig } from "../../config/schema.js";
+import type { RemoteAgentConfig } from "../../config/remote.js";
 import { AntlerError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { silentLogger } from "../../log/logger.js";
+import type { AgentFiles } from "../files.js";
 import { AgentHealth } from "../health.js";
 import { historyOf } from "../history.js";
 import { pendingInterrupts, toClarification } from "../interrupts.js";
@@ -40,6 +41,8 @@ import type {
   ThreadInfo,
 } from "../types.js";
 import type { UsageSink, UsageTarget } from "../usage.js";
+import { ArtifactFiles } from "./artifact-files.js";
+import { runContext } from "./context.js";
 import { runInput } from "./cut-off.js";
 import { loggable, toRemoteFailure } from "./errors.js";
 import { endedWithQuestion, messagesIn } from "./messages.js";
@@ -55,6 +58,8 @@ export interface RemoteHarnessOptions {
    * calls that write no message (a title, a summary) stay on the server and are not reported.
    */
   onUsage?: UsageSink;
+  /** The gateway's thread folders and file outbox: the files a run presents go there (artifact-files.ts). */
+  files?: AgentFiles;
 }
 
 /** How long a status probe waits for the server. */
@@ -73,6 +78,7 @@ export class RemoteHarness implements Harness {
   readonly #runs = new ThreadRuns();
   readonly #steers = new SteerMailbox();
   readonly #health = new AgentHealth();
+  readonly #artifacts: ArtifactFiles | undefined;
 
   constructor(options: RemoteHarnessOptions) {
     this.#settings = options.settings;
@@ -88,6 +94,9 @@ export class RemoteHarness implements Harness {
       callerOptions: { maxRetries: 1 },
     });
     this.#threads = new ServerThreads(this.#client, this.#logger);
+    if (options.settings.artifacts.enabled) {
+      this.#artifacts = new ArtifactFiles({ settings: options.settings, files: options.files, logger: this.#logger });
+    }
   }
 
   /** The SDK client, for checks and tests. */
@@ -258,6 +267,7 @@ export class RemoteHarness implements Harness {
       streamMode: STREAM_MODES,
       streamSubgraphs: this.#settings.stream_subgraphs,
       config: this.#settings.config,
+      context: runContext(this.#settings, threadId, options.user),
       multitaskStrategy: strategy,
       onDisconnect: "continue",
       streamResumable: true,
@@ -294,6 +304,9 @@ export class RemoteHarness implements Harness {
       const closing = await finishRun(this.#client, threadId, run);
       this.#health.reachable = true;
       run.ended = true;
+      if (closing.type === "done" || closing.type === "clarification") {
+        await this.#artifacts?.afterRun(threadId, run, options.user, signal);
+      }
       yield closing;
     } catch (err) {
       if (err instanceof AntlerError && err.code === "approval_invalid") {

@@ -10,10 +10,10 @@ import { RemoteHarness } from "./harness.js";
 export { RemoteHarness, type RemoteHarnessOptions } from "./harness.js";
 export { TAG_KEY } from "./threads.js";
 
-export const remoteBackend: BackendFactory = async ({ settings, section, logger, onUsage }) => {
+export const remoteBackend: BackendFactory = async ({ settings, section, logger, onUsage, files }) => {
   if (!settings.remote) {
     throw new ConfigError([{ path: `${section ?? "agent"}.remote`, message: "is required when backend is remote" }]);
   }
   logger.info({ url: settings.remote.url, assistant: settings.remote.assistant_id }, "remote agent configured");
-  return new RemoteHarness({ settings: settings.remote, logger, onUsage });
+  return new RemoteHarness({ settings: settings.remote, logger, onUsage, files });
 };

@@ -11,6 +11,7 @@ import { userContent } from "../content.js";
 import { pendingInterrupts, toClarification } from "../interrupts.js";
 import { type RunTranslator, replyFromState } from "../run-events.js";
 import type { RunEvent, RunImage } from "../types.js";
+import { artifactKeys } from "./artifacts.js";
 import { RemoteRunError } from "./errors.js";
 import { endedWithQuestion, messagesIn, toStreamedMessage, toUpdate } from "./messages.js";
 
@@ -30,6 +31,8 @@ export interface RemoteRun {
   runId?: string;
   /** Ids of the messages in the run's first state, to tell its new replies apart. */
   before?: Set<string>;
+  /** The `artifacts` entries of the run's first state, to tell the files it presented apart. */
+  artifactsBefore?: Set<string>;
   /** The newest full state the run streamed. */
   last?: Record<string, unknown>;
   ended: boolean;
@@ -73,13 +76,16 @@ export function handlePart(part: StreamPart, run: RemoteRun): RunEvent[] {
   if (mode === "updates") return run.translator.handle("updates", toUpdate(part.data));
   if (mode === "values" && Array.isArray((part.data as { messages?: unknown } | null)?.messages)) {
     const values = part.data as Record<string, unknown>;
-    run.before ??= ids(messagesIn(values));
+    if (!run.before) {
+      run.before = ids(messagesIn(values));
+      run.artifactsBefore = artifactKeys(values);
+    }
     run.last = values;
   }
   return [];
 }
 
-/** The closing event: the question the run ended on, or its reply as the server stored it. */
+/** The closing event: the question the run ended on, or its reply as the server stored it; `run.last` is then the final state. */
 export async function finishRun(client: Client, threadId: string, run: RemoteRun): Promise<RunEvent> {
   const { translator } = run;
   let values = run.last;
@@ -92,6 +98,7 @@ export async function finishRun(client: Client, threadId: string, run: RemoteRun
     const interrupt = pendingInterrupts(state.tasks as never)[0];
     if (interrupt) translator.clarification ??= toClarification(interrupt.id ?? "", interrupt.value);
   }
+  run.last = values;
   const messages = messagesIn(values);
   if (!translator.clarification) {
     const asked = endedWithQuestion(messages);

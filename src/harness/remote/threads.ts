@@ -11,6 +11,7 @@ import type { Logger } from "../../log/logger.js";
 import { pendingInterrupts, resumeValue } from "../interrupts.js";
 import { CLOSED_CALL_TEXT, closeOpenCalls, turnStored } from "../repair.js";
 import type { ApprovalAnswer, RunOptions } from "../types.js";
+import { userMetadata } from "./context.js";
 import { loggable } from "./errors.js";
 import { endedWithQuestion, messagesIn } from "./messages.js";
 import { type RemoteRun, userInput } from "./stream.js";
@@ -41,12 +42,10 @@ export class ServerThreads {
     this.#known.add(threadId);
   }
 
-  /** Creates the server thread once, with the conversation's labels as metadata. */
+  /** Creates the server thread once, with the conversation's labels and its first user as metadata. */
   async ensure(threadId: string, options: RunOptions, signal: AbortSignal): Promise<void> {
     if (this.#known.has(threadId)) return;
-    const metadata: Record<string, string> = { source: "antler", ...options.context, ...options.origin };
-    if (options.user?.id) metadata.user_id = options.user.id;
-    if (options.user?.name) metadata.user_name = options.user.name;
+    const metadata = { source: "antler", ...options.context, ...options.origin, ...userMetadata(options.user) };
     await this.client.threads.create({ threadId, ifExists: "do_nothing", metadata, signal });
     this.#known.add(threadId);
   }

@@ -2,7 +2,7 @@
  * Test graphs for the in-process LangGraph API server (./server.ts), and the factories behind
  * them so a test can build the same graphs in process.
  *
- * The server loads the exports `agent`, `question`, `deerflow`, `approval` and `steer`. All but `question` are
+ * The server loads the exports `agent`, `question`, `deerflow`, `approval`, `steer` and `presenter`. All but `question` are
  * graph factories (`(config) => graph`, which langgraph-api calls per request): they read the
  * mock model's URL from `ANTLER_TEST_MODEL_URL` when called, not when this file is imported,
  * because the server may import this file before a test has started its mock model.
@@ -17,6 +17,7 @@ import { createAgent, humanInTheLoopMiddleware, type ReactAgent } from "langchai
 import { z } from "zod";
 import { askClarificationTool } from "../../../src/harness/tools/index.js";
 import { progressTool, waitTool } from "../../../src/testing/tools.js";
+import { makePresenterGraph } from "./presenter.js";
 
 /** Env var that carries the mock model's base URL (ending in /v1) to the graphs. */
 export const MODEL_URL_ENV = "ANTLER_TEST_MODEL_URL";
@@ -253,3 +254,6 @@ export function makeToolLoopGraph(model: ChatOpenAI, checkpointer?: BaseCheckpoi
     .addEdge("tools", "agent")
     .compile({ checkpointer });
 }
+
+/** Server export `presenter` (./presenter.ts): reads its run context and presents files. */
+export const presenter = perModelUrl((model) => makePresenterGraph(model));

@@ -1,6 +1,6 @@
 /**
  * A REAL LangGraph API server (`startServer` from `@langchain/langgraph-api/server`) inside the
- * test process, hosting the graphs of ./graphs.ts (`agent`, `question`, `deerflow`, `approval`, `steer`) on the mock
+ * test process, hosting the graphs of ./graphs.ts (`agent`, `question`, `deerflow`, `approval`, `steer`, `presenter`) on the mock
  * model, behind an `x-api-key` check (./auth.ts). Tests of the remote agent backend drive it
  * through `@langchain/langgraph-sdk` like a deployed LangGraph server.
  *
@@ -37,7 +37,7 @@ export interface LangGraphServerOptions {
 }
 
 /** Graph ids the server hosts. */
-export const GRAPH_IDS = ["agent", "question", "deerflow", "approval", "steer"] as const;
+export const GRAPH_IDS = ["agent", "question", "deerflow", "approval", "steer", "presenter"] as const;
 
 /**
  * langgraph-api loads graphs and auth with a native `import()` of a file path, and Node 20

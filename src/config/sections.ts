@@ -7,6 +7,7 @@ import { z } from "zod";
 import { FollowupsLayer, ProgressLayer } from "./followups.js";
 import { OutboxConfig } from "./outbox.js";
 import { SchedulesConfig } from "./schedules.js";
+import { SubagentsConfig } from "./subagents.js";
 
 import { bool, idList, num } from "./values.js";
 
@@ -147,6 +148,10 @@ export const FeaturesConfig = z
     dynamic_context: bool().default(false),
     title: bool().default(false),
     summarization: bool().default(false),
+    /** A to-do list the agent keeps (`write_todos`), shown as the plan in the progress view. */
+    plan_mode: bool().default(false),
+    /** The `task` tool: hand work to a subagent named under `subagents:`. */
+    subagents: bool().default(false),
   })
   .prefault({});
 
@@ -231,6 +236,8 @@ export const AgentConfig = z
     features: FeaturesConfig,
     /** Tools (names or globs) that wait for a person's decision before they run; exact names win over globs. */
     approvals: Approvals,
+    /** The subagents of `features.subagents` (src/config/subagents.ts). */
+    subagents: SubagentsConfig,
   })
   .superRefine((agent, ctx) => {
     if (agent.backend === "graph" && !agent.graph) {

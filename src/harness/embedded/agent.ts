@@ -13,6 +13,8 @@ import type { Logger } from "../../log/logger.js";
 import { type ApprovalRules, approvalMiddleware } from "../approvals.js";
 import { buildMiddlewareChain, type ExtraMiddleware, type RuntimeFeatures } from "../middleware/chain.js";
 import { createChatModel, selectModel } from "../models/index.js";
+import { subagentSetup } from "../subagents/from-config.js";
+import type { SubagentsSetup } from "../subagents/types.js";
 import { ASK_CLARIFICATION, askClarificationTool, dedupeTools, loadConfigTools } from "../tools/index.js";
 import type { UsageSink, UsageTarget } from "../usage.js";
 
@@ -40,6 +42,11 @@ export interface AntlerAgentParams {
    * name they report (the harness's `modelName`; the harness reports the reply turns itself).
    */
   usage?: UsageTarget;
+  /**
+   * What the `task` tool runs when `features.subagents` is `true`; a subagent without `tools`
+   * gets `tools` (never `ask_clarification`).
+   */
+  subagents?: SubagentsSetup;
 }
 
 /** The compiled agent graph that `createAntlerAgent` returns. */
@@ -64,7 +71,11 @@ export function createAntlerAgent(params: AntlerAgentParams): AntlerAgent {
         tools.map((t) => t.name),
       );
     const features = approvals ? { approvals, ...params.features } : params.features;
-    middleware = buildMiddlewareChain(features, params.extraMiddleware, params.model, params.usage);
+    const subagents = params.subagents && {
+      ...params.subagents,
+      agents: params.subagents.agents.map((a) => ({ ...a, tools: a.tools ?? tools.filter((t) => t.name !== ASK_CLARIFICATION) })),
+    };
+    middleware = buildMiddlewareChain(features, params.extraMiddleware, params.model, params.usage, subagents);
     if (!tools.some((t) => t.name === ASK_CLARIFICATION)) tools = [...tools, askClarificationTool];
   }
   return createAgent({
@@ -87,6 +98,8 @@ export function featuresFromConfig(features: FeaturesConfig): RuntimeFeatures {
     dynamicContext: features.dynamic_context,
     title: features.title,
     summarization: features.summarization,
+    planMode: features.plan_mode,
+    subagents: features.subagents,
   };
 }
 
@@ -128,6 +141,15 @@ export async function makeLeadAgent(config: AppConfig, options: LeadAgentOptions
   const configured =
     options.configTools ?? (await loadConfigTools(config.tools, { baseDir: options.baseDir, logger: options.logger }));
   const tools = dedupeTools([...configured, ...(options.tools ?? [])], options.logger);
+  const subagents = agentConfig.features.subagents
+    ? await subagentSetup(config, agentConfig, {
+        tools,
+        leadModel: entry.name,
+        recursionLimit: agentConfig.recursion_limit,
+        baseDir: options.baseDir,
+        logger: options.logger,
+      })
+    : undefined;
   const agent = createAntlerAgent({
     model,
     tools,
@@ -138,6 +160,7 @@ export async function makeLeadAgent(config: AppConfig, options: LeadAgentOptions
     checkpointer: options.checkpointer,
     name: agentConfig.name,
     usage: options.onUsage && { sink: options.onUsage, model: entry.name },
+    subagents,
   });
   return { agent, modelName: entry.name, toolNames: [...tools.map((t) => t.name), ASK_CLARIFICATION], tools };
 }

@@ -5,12 +5,15 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { AgentMiddleware } from "langchain";
 import { AntlerError } from "../../errors.js";
+import { SUBAGENTS, subagentsMiddleware } from "../subagents/middleware.js";
+import type { SubagentsSetup } from "../subagents/types.js";
 import type { UsageTarget } from "../usage.js";
 import { CLARIFICATION, clarificationMiddleware } from "./clarification.js";
 import { DANGLING_TOOL_CALLS, danglingToolCallsMiddleware } from "./dangling-tool-calls.js";
 import { DYNAMIC_CONTEXT, dynamicContextMiddleware } from "./dynamic-context.js";
 import { LOOP_DETECTION, loopDetectionMiddleware } from "./loop-detection.js";
 import { MESSAGE_ID_GUARD, messageIdGuardMiddleware } from "./message-id-guard.js";
+import { PLAN_MODE, planModeMiddleware } from "./plan-mode.js";
 import { antlerSummarizationMiddleware, SUMMARIZATION } from "./summarization.js";
 import { TITLE, titleMiddleware } from "./title.js";
 import { TOOL_ERRORS, toolErrorsMiddleware } from "./tool-errors.js";
@@ -30,8 +33,12 @@ export interface RuntimeFeatures {
   dynamicContext?: FeatureSetting;
   /** Older history summarized when it grows long (langchain's built-in). */
   summarization?: FeatureSetting;
+  /** A to-do list the agent keeps (`write_todos`); the chat shows it as the plan. Off by default. */
+  planMode?: FeatureSetting;
   /** The first turn names the thread. */
   title?: FeatureSetting;
+  /** The `task` tool, which runs the subagents given to `createAntlerAgent` (`subagents`). Off by default. */
+  subagents?: FeatureSetting;
   /** Warn on, then stop, repeated identical tool calls. On by default. */
   loopDetection?: FeatureSetting;
   /**
@@ -55,7 +62,7 @@ export type ExtraMiddleware = AgentMiddleware | PlacedMiddleware;
 
 type Slot = { key: Exclude<keyof RuntimeFeatures, "clarification" | "approvals">; name: string; make: () => AgentMiddleware };
 
-function slots(model: BaseChatModel | undefined, usage: UsageTarget | undefined): Slot[] {
+function slots(model: BaseChatModel | undefined, usage: UsageTarget | undefined, subagents?: SubagentsSetup): Slot[] {
   const needModel = (what: string) => {
     if (!model) throw new AntlerError("agent_invalid", `the ${what} feature needs a model`);
     return model;
@@ -70,7 +77,16 @@ function slots(model: BaseChatModel | undefined, usage: UsageTarget | undefined)
       name: SUMMARIZATION,
       make: () => antlerSummarizationMiddleware({ model: needModel("summarization"), usage }),
     },
+    { key: "planMode", name: PLAN_MODE, make: () => planModeMiddleware() },
     { key: "title", name: TITLE, make: () => titleMiddleware({ model, usage }) },
+    {
+      key: "subagents",
+      name: SUBAGENTS,
+      make: () => {
+        if (!subagents?.agents.length) throw new AntlerError("agent_invalid", "the subagents feature needs subagents to run");
+        return subagentsMiddleware({ setup: subagents, model: needModel("subagents"), usage });
+      },
+    },
     { key: "loopDetection", name: LOOP_DETECTION, make: () => loopDetectionMiddleware() },
   ];
 }
@@ -79,17 +95,19 @@ const DEFAULT_ON = new Set<string>(["loopDetection"]);
 
 /**
  * The chain for `features`, in DeerFlow order, extras placed, then tool approval, clarification last. `usage` is where
- * the built-in title and summarization report their model calls (a middleware instance passed as
- * a feature reports only if it was built with one).
+ * the built-in title, summarization and subagents report their model calls (a middleware instance
+ * passed as a feature reports only if it was built with one). `subagents`: what the built-in
+ * `task` tool runs.
  */
 export function buildMiddlewareChain(
   features: RuntimeFeatures = {},
   extras: readonly ExtraMiddleware[] = [],
   model?: BaseChatModel,
   usage?: UsageTarget,
+  subagents?: SubagentsSetup,
 ): AgentMiddleware[] {
   const chain: AgentMiddleware[] = [];
-  for (const slot of slots(model, usage)) {
+  for (const slot of slots(model, usage, subagents)) {
     const setting = features[slot.key] ?? DEFAULT_ON.has(slot.key);
     if (setting === false) continue;
     chain.push(setting === true ? slot.make() : setting);

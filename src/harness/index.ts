@@ -41,6 +41,7 @@ export {
 export { type CreateChatModelOptions, createChatModel, selectModel } from "./models/index.js";
 export { RemoteHarness, type RemoteHarnessOptions } from "./remote/index.js";
 export type { RunErrorCode } from "./run-errors.js";
+export { type SubagentSpec, type SubagentsSetup, subagentsMiddleware } from "./subagents/index.js";
 export { ASK_CLARIFICATION, askClarificationTool, loadConfigTools } from "./tools/index.js";
 export type {
   AgentStatus,

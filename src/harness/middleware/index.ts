@@ -11,6 +11,7 @@ export { DANGLING_TOOL_CALLS, danglingToolCallsMiddleware, patchDanglingToolCall
 export { type AntlerRunContext, DYNAMIC_CONTEXT, dynamicContextMiddleware } from "./dynamic-context.js";
 export { LOOP_DETECTION, loopDetectionMiddleware, NOTICE_FLAG } from "./loop-detection.js";
 export { MESSAGE_ID_GUARD, messageIdGuardMiddleware } from "./message-id-guard.js";
+export { PLAN_MODE, planModeMiddleware } from "./plan-mode.js";
 export { antlerSummarizationMiddleware, SUMMARIZATION } from "./summarization.js";
 export { TITLE, titleMiddleware } from "./title.js";
 export { TOOL_ERRORS, toolErrorsMiddleware } from "./tool-errors.js";

@@ -4,9 +4,11 @@
  * plan call streams as a `tool_start` with the todos the progress view reads, parallel calls are
  * refused without a graph step of their own, and the switches sit in DeerFlow's order.
  */
+import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
 import { ChatOpenAI } from "@langchain/openai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { AgentHarness, buildMiddlewareChain, createAntlerAgent } from "../../src/harness/index.js";
 import { contentText, type MockModel, startMockModel } from "../fakes/openai.js";
 import { collect, last, startHarness } from "./helpers.js";
@@ -92,5 +94,13 @@ describe("plan mode", () => {
       "Clarification",
     ]);
     expect(() => buildMiddlewareChain({ subagents: true }, [], model)).toThrow(/needs subagents/);
+  });
+
+  it("a tool of the agent's own named like one a feature brings is refused, not shadowed", () => {
+    const own = tool(async () => "mine", { name: "write_todos", description: "d", schema: z.object({}) });
+    expect(() => createAntlerAgent({ model: modelOf(mock), tools: [own], features: { planMode: true } })).toThrow(
+      /a tool named write_todos, which a feature brings itself/,
+    );
+    expect(() => createAntlerAgent({ model: modelOf(mock), tools: [own] })).not.toThrow();
   });
 });

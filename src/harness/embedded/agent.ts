@@ -76,6 +76,7 @@ export function createAntlerAgent(params: AntlerAgentParams): AntlerAgent {
       agents: params.subagents.agents.map((a) => ({ ...a, tools: a.tools ?? tools.filter((t) => t.name !== ASK_CLARIFICATION) })),
     };
     middleware = buildMiddlewareChain(features, params.extraMiddleware, params.model, params.usage, subagents);
+    assertNoClash(tools, middleware);
     if (!tools.some((t) => t.name === ASK_CLARIFICATION)) tools = [...tools, askClarificationTool];
   }
   return createAgent({
@@ -86,6 +87,18 @@ export function createAntlerAgent(params: AntlerAgentParams): AntlerAgent {
     checkpointer: params.checkpointer,
     name: params.name,
   }) as unknown as AntlerAgent;
+}
+
+/** A tool of the agent named like one a feature brings (`write_todos`, `task`) would shadow it or be shadowed. */
+function assertNoClash(tools: StructuredToolInterface[], chain: AgentMiddleware[]): void {
+  const brought = new Set(chain.flatMap((m) => (m.tools ?? []).map((t) => (t as { name: string }).name)));
+  const clash = tools.find((t) => brought.has(t.name));
+  if (clash) {
+    throw new AntlerError(
+      "agent_invalid",
+      `the agent has a tool named ${clash.name}, which a feature brings itself: rename that tool`,
+    );
+  }
 }
 
 /** The config's feature switches as RuntimeFeatures. */

@@ -14,6 +14,7 @@
 
 import { DEFAULT_TENANT } from "../storage/tenant.js";
 import type { AgentConfig, AppConfig, McpServerConfig } from "./sections.js";
+import { checkSubagents } from "./subagents.js";
 
 /** The name of `agent:` in routes, `/agent` and metrics. */
 export const DEFAULT_AGENT = "default";
@@ -78,6 +79,7 @@ function checkReferences(config: Sections, agentNames: Set<string>, add: Add): v
     agent.mcp_servers?.forEach((server, i) => {
       if (!(server in config.mcp_servers)) add([...at, "mcp_servers", i], `no server named "${server}" under mcp_servers:`);
     });
+    for (const issue of checkSubagents(agent.features.subagents, agent.subagents, modelNames, at)) add(issue.path, issue.message);
   }
 
   config.routes.forEach((route, i) => {

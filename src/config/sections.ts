@@ -10,6 +10,7 @@ import { OutboxConfig } from "./outbox.js";
 import { RemoteAgentConfig } from "./remote.js";
 import { SchedulesConfig } from "./schedules.js";
 import { AgentSkills, SkillPaths, SkillsConfig } from "./skills.js";
+import { SubagentsConfig } from "./subagents.js";
 
 import { bool, idList, num } from "./values.js";
 
@@ -152,6 +153,10 @@ export const FeaturesConfig = z
     summarization: bool().default(false),
     /** The tool-call policy in `agent.guardrails` (config/guardrails.ts). */
     guardrails: bool().default(false),
+    /** A to-do list the agent keeps (`write_todos`), shown as the plan in the progress view. */
+    plan_mode: bool().default(false),
+    /** The `task` tool: hand work to a subagent named under `subagents:`. */
+    subagents: bool().default(false),
   })
   .prefault({});
 
@@ -230,6 +235,8 @@ export const AgentConfig = z
     /** One run's limits (harness/middleware/token-budget.ts): then its tool calls stop; unset = no limit. */
     max_tokens_per_run: num().pipe(z.number().int().positive()).optional(),
     max_tool_calls_per_run: num().pipe(z.number().int().positive()).optional(),
+    /** The subagents of `features.subagents` (src/config/subagents.ts). */
+    subagents: SubagentsConfig,
   })
   .superRefine((agent, ctx) => {
     if (agent.features.guardrails && !agent.guardrails) {

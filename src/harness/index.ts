@@ -54,6 +54,7 @@ export { type CreateChatModelOptions, createChatModel, selectModel } from "./mod
 export { RemoteHarness, type RemoteHarnessOptions } from "./remote/index.js";
 export type { RunErrorCode } from "./run-errors.js";
 export { agentSkills, type Skill } from "./skills/index.js";
+export { type SubagentSpec, type SubagentsSetup, subagentsMiddleware } from "./subagents/index.js";
 export { ASK_CLARIFICATION, askClarificationTool, loadConfigTools } from "./tools/index.js";
 export type {
   AgentStatus,

@@ -47,6 +47,13 @@ export interface MockModel {
   setDefault(reply: MockReply | ((req: ChatCompletionRequest) => MockReply)): void;
   /** Number of replies still queued. */
   pending(): number;
+  /** Chat completions being answered now: received, and their response not yet closed. */
+  inFlight(): number;
+  /**
+   * The most chat completions in flight at once so far, to check a concurrency limit: give the
+   * replies a `firstByteMs` or `delayMs`, so calls that may overlap really do.
+   */
+  maxInFlight(): number;
   /** Every `/audio/transcriptions` request: the uploaded file's name and bytes, and the model asked for. */
   readonly transcriptions: Array<{ name: string; data: Uint8Array; model: string }>;
   /** What `/audio/transcriptions` answers (default: `transcript of <file name>`). */
@@ -78,6 +85,8 @@ interface MockState {
   readonly transcriptions: MockModel["transcriptions"];
   fallback: MockReply | ((req: ChatCompletionRequest) => MockReply);
   transcript: Transcript;
+  inFlight: number;
+  maxInFlight: number;
   nextId(): string;
 }
 
@@ -91,6 +100,8 @@ export async function startMockModel(options: MockModelOptions = {}): Promise<Mo
     transcriptions: [],
     fallback: defaultReply,
     transcript: (file) => `transcript of ${file.name}`,
+    inFlight: 0,
+    maxInFlight: 0,
     nextId: () => (options.repeatIds ? "chatcmpl-repeated" : `chatcmpl-mock-${++counter}`),
   };
   const server = createServer((req, res) => {
@@ -113,6 +124,8 @@ export async function startMockModel(options: MockModelOptions = {}): Promise<Mo
       state.fallback = reply;
     },
     pending: () => state.queue.length,
+    inFlight: () => state.inFlight,
+    maxInFlight: () => state.maxInFlight,
     transcriptions: state.transcriptions,
     setTranscript: (text) => {
       state.transcript = text;
@@ -155,6 +168,10 @@ async function handle(state: MockState, req: IncomingMessage, res: ServerRespons
     return;
   }
   state.requests.push(body);
+  state.inFlight++;
+  state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
+  // "close" comes once the answer ended or the client went away (an aborted call).
+  res.once("close", () => state.inFlight--);
   const reply = state.queue.shift() ?? (typeof state.fallback === "function" ? state.fallback(body) : state.fallback);
   await respond(res, body, reply, state.nextId(), req.headers.authorization, state.stalled);
 }

@@ -13,6 +13,8 @@ import type { Logger } from "../../log/logger.js";
 import { type ApprovalRules, approvalMiddleware } from "../approvals.js";
 import { buildMiddlewareChain, type ExtraMiddleware, type FeatureOptions, type RuntimeFeatures } from "../middleware/chain.js";
 import { createChatModel, selectModel } from "../models/index.js";
+import { subagentSetup } from "../subagents/from-config.js";
+import type { SubagentsSetup } from "../subagents/types.js";
 import { ASK_CLARIFICATION, askClarificationTool, dedupeTools, loadConfigTools } from "../tools/index.js";
 import type { UsageSink, UsageTarget } from "../usage.js";
 import { configuredFeatures } from "./configured-features.js";
@@ -43,6 +45,11 @@ export interface AntlerAgentParams {
    * name they report (the harness's `modelName`; the harness reports the reply turns itself).
    */
   usage?: UsageTarget;
+  /**
+   * What the `task` tool runs when `features.subagents` is `true`; a subagent without `tools`
+   * gets `tools` (never `ask_clarification`).
+   */
+  subagents?: SubagentsSetup;
 }
 
 /** The compiled agent graph that `createAntlerAgent` returns. */
@@ -67,7 +74,13 @@ export function createAntlerAgent(params: AntlerAgentParams): AntlerAgent {
         tools.map((t) => t.name),
       );
     const features = approvals ? { approvals, ...params.features } : params.features;
-    middleware = buildMiddlewareChain(features, params.extraMiddleware, params.model, params.usage, params.featureOptions);
+    const subagents = params.subagents && {
+      ...params.subagents,
+      agents: params.subagents.agents.map((a) => ({ ...a, tools: a.tools ?? tools.filter((t) => t.name !== ASK_CLARIFICATION) })),
+    };
+    const options = subagents ? { ...params.featureOptions, subagents } : params.featureOptions;
+    middleware = buildMiddlewareChain(features, params.extraMiddleware, params.model, params.usage, options);
+    assertNoClash(tools, middleware);
     if (!tools.some((t) => t.name === ASK_CLARIFICATION)) tools = [...tools, askClarificationTool];
   }
   return createAgent({
@@ -78,6 +91,18 @@ export function createAntlerAgent(params: AntlerAgentParams): AntlerAgent {
     checkpointer: params.checkpointer,
     name: params.name,
   }) as unknown as AntlerAgent;
+}
+
+/** A tool of the agent named like one a feature brings (`write_todos`, `task`) would shadow it or be shadowed. */
+function assertNoClash(tools: StructuredToolInterface[], chain: AgentMiddleware[]): void {
+  const brought = new Set(chain.flatMap((m) => (m.tools ?? []).map((t) => (t as { name: string }).name)));
+  const clash = tools.find((t) => brought.has(t.name));
+  if (clash) {
+    throw new AntlerError(
+      "agent_invalid",
+      `the agent has a tool named ${clash.name}, which a feature brings itself: rename that tool`,
+    );
+  }
 }
 
 /** The config's feature switches as RuntimeFeatures. */
@@ -91,6 +116,8 @@ export function featuresFromConfig(features: FeaturesConfig): RuntimeFeatures {
     title: features.title,
     summarization: features.summarization,
     guardrails: features.guardrails,
+    planMode: features.plan_mode,
+    subagents: features.subagents,
   };
 }
 
@@ -138,6 +165,15 @@ export async function makeLeadAgent(config: AppConfig, options: LeadAgentOptions
   const tools = dedupeTools([...configured, ...(options.tools ?? [])], options.logger);
   const { baseDir = process.cwd(), logger, tenant, section } = options;
   const featureOptions = await configuredFeatures(config, agentConfig, { baseDir, logger, tenant, section });
+  const subagents = agentConfig.features.subagents
+    ? await subagentSetup(config, agentConfig, {
+        tools,
+        leadModel: entry.name,
+        recursionLimit: agentConfig.recursion_limit,
+        baseDir,
+        logger,
+      })
+    : undefined;
   const agent = createAntlerAgent({
     model,
     tools,
@@ -149,6 +185,7 @@ export async function makeLeadAgent(config: AppConfig, options: LeadAgentOptions
     checkpointer: options.checkpointer,
     name: agentConfig.name,
     usage: options.onUsage && { sink: options.onUsage, model: entry.name },
+    subagents,
   });
   return { agent, modelName: entry.name, toolNames: [...tools.map((t) => t.name), ASK_CLARIFICATION], tools };
 }

@@ -6,6 +6,8 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { AgentMiddleware } from "langchain";
 import { AntlerError } from "../../errors.js";
 import type { Skill } from "../skills/parse.js";
+import { SUBAGENTS, subagentsMiddleware } from "../subagents/middleware.js";
+import type { SubagentsSetup } from "../subagents/types.js";
 import type { UsageTarget } from "../usage.js";
 import { CLARIFICATION, clarificationMiddleware } from "./clarification.js";
 import { DANGLING_TOOL_CALLS, danglingToolCallsMiddleware } from "./dangling-tool-calls.js";
@@ -13,6 +15,7 @@ import { DYNAMIC_CONTEXT, dynamicContextMiddleware } from "./dynamic-context.js"
 import { GUARDRAILS, type GuardrailsOptions, guardrailsMiddleware } from "./guardrails.js";
 import { LOOP_DETECTION, loopDetectionMiddleware } from "./loop-detection.js";
 import { MESSAGE_ID_GUARD, messageIdGuardMiddleware } from "./message-id-guard.js";
+import { PLAN_MODE, planModeMiddleware } from "./plan-mode.js";
 import { SKILLS, skillsMiddleware } from "./skills.js";
 import { antlerSummarizationMiddleware, SUMMARIZATION } from "./summarization.js";
 import { TITLE, titleMiddleware } from "./title.js";
@@ -47,8 +50,12 @@ export interface RuntimeFeatures {
   skills?: FeatureSetting;
   /** Older history summarized when it grows long (langchain's built-in). */
   summarization?: FeatureSetting;
+  /** A to-do list the agent keeps (`write_todos`); the chat shows it as the plan. Off by default. */
+  planMode?: FeatureSetting;
   /** The first turn names the thread. */
   title?: FeatureSetting;
+  /** The `task` tool, which runs the subagents given to `createAntlerAgent` (`subagents`). Off by default. */
+  subagents?: FeatureSetting;
   /** Warn on, then stop, repeated identical tool calls. On by default. */
   loopDetection?: FeatureSetting;
   /**
@@ -73,6 +80,8 @@ export interface FeatureOptions {
   skills?: readonly Skill[];
   /** The limits for `tokenBudget`. */
   budget?: RunBudget;
+  /** What the built-in `task` tool of `subagents` runs. */
+  subagents?: SubagentsSetup;
 }
 
 /** A middleware placed directly after or before a named one of the chain (or of another extra). */
@@ -109,7 +118,17 @@ function slots(model: BaseChatModel | undefined, usage: UsageTarget | undefined,
       name: SUMMARIZATION,
       make: () => antlerSummarizationMiddleware({ model: needModel("summarization"), usage }),
     },
+    { key: "planMode", name: PLAN_MODE, make: () => planModeMiddleware() },
     { key: "title", name: TITLE, make: () => titleMiddleware({ model, usage }) },
+    {
+      key: "subagents",
+      name: SUBAGENTS,
+      make: () => {
+        const subagents = options.subagents;
+        if (!subagents?.agents.length) throw new AntlerError("agent_invalid", "the subagents feature needs subagents to run");
+        return subagentsMiddleware({ setup: subagents, model: needModel("subagents"), usage });
+      },
+    },
     { key: "loopDetection", name: LOOP_DETECTION, make: () => loopDetectionMiddleware() },
     { key: "tokenBudget", name: TOKEN_BUDGET, make: () => tokenBudgetMiddleware(need("budget", "token budget")) },
   ];
@@ -125,8 +144,9 @@ function defaultOn(key: Slot["key"], options: FeatureOptions): boolean {
 
 /**
  * The chain for `features`, in DeerFlow order, extras placed, then tool approval, clarification last. `usage` is where
- * the built-in title and summarization report their model calls (a middleware instance passed as
- * a feature reports only if it was built with one); `options` what guardrails, skills and budgets are built with.
+ * the built-in title, summarization and subagents report their model calls (a middleware instance
+ * passed as a feature reports only if it was built with one); `options` what guardrails, skills,
+ * budgets and subagents are built with.
  */
 export function buildMiddlewareChain(
   features: RuntimeFeatures = {},

@@ -13,6 +13,7 @@ export { type AntlerRunContext, DYNAMIC_CONTEXT, dynamicContextMiddleware } from
 export { GUARDRAILS, type GuardrailsOptions, guardrailsMiddleware, refusalText } from "./guardrails.js";
 export { LOOP_DETECTION, loopDetectionMiddleware, NOTICE_FLAG } from "./loop-detection.js";
 export { MESSAGE_ID_GUARD, messageIdGuardMiddleware } from "./message-id-guard.js";
+export { PLAN_MODE, planModeMiddleware } from "./plan-mode.js";
 export { SKILLS, skillsMiddleware, skillsPrompt } from "./skills.js";
 export { antlerSummarizationMiddleware, SUMMARIZATION } from "./summarization.js";
 export { TITLE, titleMiddleware } from "./title.js";

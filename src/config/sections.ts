@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { FollowupsLayer, ProgressLayer } from "./followups.js";
+import { MemoryConfig } from "./memory.js";
 import { OutboxConfig } from "./outbox.js";
 import { SchedulesConfig } from "./schedules.js";
 
@@ -147,6 +148,7 @@ export const FeaturesConfig = z
     dynamic_context: bool().default(false),
     title: bool().default(false),
     summarization: bool().default(false),
+    memory: bool().default(false),
   })
   .prefault({});
 
@@ -229,6 +231,8 @@ export const AgentConfig = z
     recursion_limit: num().pipe(z.number().int().positive()).default(50),
     thinking: bool().default(false),
     features: FeaturesConfig,
+    /** Memory per person, used when `features.memory` is on (config/memory.ts). */
+    memory: MemoryConfig,
     /** Tools (names or globs) that wait for a person's decision before they run; exact names win over globs. */
     approvals: Approvals,
   })

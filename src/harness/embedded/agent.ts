@@ -5,13 +5,15 @@
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
 import { type AgentMiddleware, createAgent, type ReactAgent } from "langchain";
 import type { AgentConfig, AppConfig, FeaturesConfig } from "../../config/schema.js";
 import { AntlerError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { type ApprovalRules, approvalMiddleware } from "../approvals.js";
+import { FORGET, type MemoryBook, memoryFromConfig, REMEMBER, UPDATE_MEMORY } from "../memory/index.js";
 import { buildMiddlewareChain, type ExtraMiddleware, type RuntimeFeatures } from "../middleware/chain.js";
+import type { MemoryMiddlewareOptions } from "../middleware/memory.js";
 import { createChatModel, selectModel } from "../models/index.js";
 import { ASK_CLARIFICATION, askClarificationTool, dedupeTools, loadConfigTools } from "../tools/index.js";
 import type { UsageSink, UsageTarget } from "../usage.js";
@@ -33,6 +35,13 @@ export interface AntlerAgentParams {
    */
   approvals?: ApprovalRules;
   checkpointer?: BaseCheckpointSaver;
+  /**
+   * What the built-in memory (`features.memory: true`) is made of: a `MemoryBook` over a store,
+   * and the model that reads finished turns for facts (none: facts come from the tools only).
+   */
+  memory?: MemoryMiddlewareOptions;
+  /** The LangGraph store tools and middlewares reach as `runtime.store`; the memory book's store when absent. */
+  store?: BaseStore;
   /** Agent name in traces. */
   name?: string;
   /**
@@ -64,7 +73,7 @@ export function createAntlerAgent(params: AntlerAgentParams): AntlerAgent {
         tools.map((t) => t.name),
       );
     const features = approvals ? { approvals, ...params.features } : params.features;
-    middleware = buildMiddlewareChain(features, params.extraMiddleware, params.model, params.usage);
+    middleware = buildMiddlewareChain(features, params.extraMiddleware, params.model, params.usage, params.memory);
     if (!tools.some((t) => t.name === ASK_CLARIFICATION)) tools = [...tools, askClarificationTool];
   }
   return createAgent({
@@ -73,6 +82,7 @@ export function createAntlerAgent(params: AntlerAgentParams): AntlerAgent {
     systemPrompt: params.systemPrompt,
     middleware,
     checkpointer: params.checkpointer,
+    store: params.store ?? params.memory?.book.store,
     name: params.name,
   }) as unknown as AntlerAgent;
 }
@@ -87,6 +97,7 @@ export function featuresFromConfig(features: FeaturesConfig): RuntimeFeatures {
     dynamicContext: features.dynamic_context,
     title: features.title,
     summarization: features.summarization,
+    memory: features.memory,
   };
 }
 
@@ -102,8 +113,10 @@ export interface LeadAgentOptions {
   extraMiddleware?: ExtraMiddleware[];
   /** The agent to build; `config.agent` (the default agent) when absent. */
   agent?: AgentConfig;
-  /** Receives the usage of the title and summary calls, under the model entry's name. */
+  /** Receives the usage of the title, summary and memory calls, under the model entry's name. */
   onUsage?: UsageSink;
+  /** The tenant's store; asked for only when the agent has `features.memory` on. */
+  store?: () => BaseStore | Promise<BaseStore>;
 }
 
 export interface LeadAgent {
@@ -114,6 +127,8 @@ export interface LeadAgent {
   toolNames: string[];
   /** The tools besides `ask_clarification` (their schemas check edited arguments). */
   tools: StructuredToolInterface[];
+  /** The person's facts, when the agent has memory on (for `Harness.memory`). */
+  memory?: MemoryBook;
 }
 
 /** Builds the production agent from config: model, tools and middleware chain. */
@@ -128,6 +143,7 @@ export async function makeLeadAgent(config: AppConfig, options: LeadAgentOptions
   const configured =
     options.configTools ?? (await loadConfigTools(config.tools, { baseDir: options.baseDir, logger: options.logger }));
   const tools = dedupeTools([...configured, ...(options.tools ?? [])], options.logger);
+  const memory = await leadMemory(config, agentConfig, entry.name, options);
   const agent = createAntlerAgent({
     model,
     tools,
@@ -138,6 +154,21 @@ export async function makeLeadAgent(config: AppConfig, options: LeadAgentOptions
     checkpointer: options.checkpointer,
     name: agentConfig.name,
     usage: options.onUsage && { sink: options.onUsage, model: entry.name },
+    ...(memory ? { memory } : {}),
   });
-  return { agent, modelName: entry.name, toolNames: [...tools.map((t) => t.name), ASK_CLARIFICATION], tools };
+  const toolNames = [...tools.map((t) => t.name), ...(memory ? [REMEMBER, UPDATE_MEMORY, FORGET] : []), ASK_CLARIFICATION];
+  return { agent, modelName: entry.name, toolNames, tools, ...(memory ? { memory: memory.book } : {}) };
+}
+
+/** The agent's memory when `features.memory` is on: the book over the tenant's store, and the extraction model. */
+async function leadMemory(config: AppConfig, agentConfig: AgentConfig, modelName: string, options: LeadAgentOptions) {
+  if (!agentConfig.features.memory) return undefined;
+  if (!options.store) throw new AntlerError("agent_invalid", "features.memory needs a store: build the agent with one");
+  return memoryFromConfig(config, agentConfig, {
+    store: await options.store(),
+    agentModel: modelName,
+    baseDir: options.baseDir,
+    logger: options.logger,
+    onUsage: options.onUsage,
+  });
 }

@@ -20,6 +20,7 @@ export const embeddedBackend: BackendFactory = async (parts) => {
     configTools: await parts.configTools(),
     checkpointer: await parts.checkpointer(),
     onUsage,
+    ...(parts.store ? { store: parts.store } : {}),
   });
   const model = config.models.find((m) => m.name === lead.modelName);
   void announceAgent(logger, { section: parts.section ?? "agent", model, modelName: lead.modelName, tools: lead.toolNames });
@@ -33,6 +34,7 @@ export const embeddedBackend: BackendFactory = async (parts) => {
     onUsage,
     onClose,
     tools: lead.tools,
+    ...(lead.memory ? { memory: lead.memory } : {}),
   });
 };
 

@@ -10,6 +10,7 @@ import { CLARIFICATION, clarificationMiddleware } from "./clarification.js";
 import { DANGLING_TOOL_CALLS, danglingToolCallsMiddleware } from "./dangling-tool-calls.js";
 import { DYNAMIC_CONTEXT, dynamicContextMiddleware } from "./dynamic-context.js";
 import { LOOP_DETECTION, loopDetectionMiddleware } from "./loop-detection.js";
+import { MEMORY, type MemoryMiddlewareOptions, memoryMiddleware } from "./memory.js";
 import { MESSAGE_ID_GUARD, messageIdGuardMiddleware } from "./message-id-guard.js";
 import { antlerSummarizationMiddleware, SUMMARIZATION } from "./summarization.js";
 import { TITLE, titleMiddleware } from "./title.js";
@@ -32,6 +33,12 @@ export interface RuntimeFeatures {
   summarization?: FeatureSetting;
   /** The first turn names the thread. */
   title?: FeatureSetting;
+  /**
+   * Memory per person: remembered facts in the newest user message's context block, a turn's
+   * facts read after its final answer, and the memory tools. The built-in needs `memory` (a
+   * `MemoryBook` over a store) passed to `createAntlerAgent`.
+   */
+  memory?: FeatureSetting;
   /** Warn on, then stop, repeated identical tool calls. On by default. */
   loopDetection?: FeatureSetting;
   /**
@@ -55,7 +62,7 @@ export type ExtraMiddleware = AgentMiddleware | PlacedMiddleware;
 
 type Slot = { key: Exclude<keyof RuntimeFeatures, "clarification" | "approvals">; name: string; make: () => AgentMiddleware };
 
-function slots(model: BaseChatModel | undefined, usage: UsageTarget | undefined): Slot[] {
+function slots(model: BaseChatModel | undefined, usage: UsageTarget | undefined, memory?: MemoryMiddlewareOptions): Slot[] {
   const needModel = (what: string) => {
     if (!model) throw new AntlerError("agent_invalid", `the ${what} feature needs a model`);
     return model;
@@ -71,6 +78,15 @@ function slots(model: BaseChatModel | undefined, usage: UsageTarget | undefined)
       make: () => antlerSummarizationMiddleware({ model: needModel("summarization"), usage }),
     },
     { key: "title", name: TITLE, make: () => titleMiddleware({ model, usage }) },
+    {
+      key: "memory",
+      name: MEMORY,
+      make: () => {
+        if (!memory)
+          throw new AntlerError("agent_invalid", "the memory feature needs a memory book: pass `memory` to createAntlerAgent");
+        return memoryMiddleware(memory);
+      },
+    },
     { key: "loopDetection", name: LOOP_DETECTION, make: () => loopDetectionMiddleware() },
   ];
 }
@@ -80,16 +96,17 @@ const DEFAULT_ON = new Set<string>(["loopDetection"]);
 /**
  * The chain for `features`, in DeerFlow order, extras placed, then tool approval, clarification last. `usage` is where
  * the built-in title and summarization report their model calls (a middleware instance passed as
- * a feature reports only if it was built with one).
+ * a feature reports only if it was built with one); `memory` is what the built-in memory is made of.
  */
 export function buildMiddlewareChain(
   features: RuntimeFeatures = {},
   extras: readonly ExtraMiddleware[] = [],
   model?: BaseChatModel,
   usage?: UsageTarget,
+  memory?: MemoryMiddlewareOptions,
 ): AgentMiddleware[] {
   const chain: AgentMiddleware[] = [];
-  for (const slot of slots(model, usage)) {
+  for (const slot of slots(model, usage, memory)) {
     const setting = features[slot.key] ?? DEFAULT_ON.has(slot.key);
     if (setting === false) continue;
     chain.push(setting === true ? slot.make() : setting);

@@ -1,6 +1,6 @@
 /**
  * The memory book: a person's facts in a LangGraph store, under the namespace
- * `["memory", <person id>]`, one item per fact (key: the fact's id; value: `text`, `category`,
+ * `["memory", <person id>]` (the id written as a label may be, `namespaceOf`), one item per fact (key: the fact's id; value: `text`, `category`,
  * `created_at`, `updated_at`). The store is the tenant's, so tenants stay apart by the store
  * they were given, and persons by the namespace.
  *
@@ -203,11 +203,17 @@ export class MemoryBook implements PersonMemory {
 }
 
 /**
- * The person's namespace. Person ids are Antler's (`[A-Za-z0-9_-]`); any other id has the
- * characters a namespace label may not hold (`.`, `:`) and `%` written as `%XX`.
+ * The person's namespace: `["memory", <label>]`, the label being the person id with every
+ * character but letters, digits and `-` written as `~` and its UTF-8 bytes in hex (`_` is
+ * `~5f`). LangGraph forbids `.` and `:` in labels, and PostgresStore also `_`, `%` and a backslash
+ * (its prefix search is a LIKE), while Antler's person ids hold `_`.
  */
 export function namespaceOf(personId: string): string[] {
-  const label = personId.replace(/[.:%\0]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+  let label = "";
+  for (const byte of new TextEncoder().encode(personId)) {
+    const c = String.fromCharCode(byte);
+    label += /[A-Za-z0-9-]/.test(c) ? c : `~${byte.toString(16).padStart(2, "0")}`;
+  }
   return [MEMORY_NAMESPACE, label];
 }
 

@@ -4,10 +4,11 @@
  * reopen; and the memory book reads exactly one person's namespace on either kind (PostgresStore
  * matches prefixes by characters).
  */
+
+import { randomBytes } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { randomBytes } from "node:crypto";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { MemoryBook } from "../../src/harness/memory/book.js";
 import type { Checkpoints } from "../../src/storage/kind.js";
@@ -133,7 +134,7 @@ describe.each([sqlite, postgres])("tenant stores on $label", (kind) => {
 
 describe("the SQLite store", () => {
   it("matches namespace prefixes by label, lists namespaces by depth and wildcard, and pages a search", async () => {
-    const store = sqlite.open(sqlite.place()).store("t");
+    const store = await sqlite.open(sqlite.place()).store("t");
     await store.put(["memory", "a"], "1", { text: "one" });
     await store.put(["memory", "ab"], "2", { text: "two" });
     await store.put(["memory", "a", "deep"], "3", { text: "three" });

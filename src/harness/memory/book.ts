@@ -56,6 +56,8 @@ export class MemoryBook implements PersonMemory {
   readonly groups: MemoryGroupMode;
   readonly logger: Logger;
   readonly #now: () => number;
+  /** The last time stamp given: each write gets a later one, so facts added together keep their order. */
+  #stamped = 0;
   readonly #writing = new Map<string, Promise<unknown>>();
   readonly #pending = new Map<string, Set<Promise<void>>>();
   readonly #closing = new AbortController();
@@ -149,7 +151,6 @@ export class MemoryBook implements PersonMemory {
     const namespace = namespaceOf(personId);
     const facts = new Map((await this.list(personId)).map((f) => [f.id, f]));
     const done: AppliedChanges = { added: [], updated: [], removed: [], dropped: [] };
-    const now = this.#now();
     for (const id of changes.remove ?? []) {
       const fact = facts.get(id);
       if (!fact) continue;
@@ -161,7 +162,7 @@ export class MemoryBook implements PersonMemory {
       const old = facts.get(change.id);
       const text = cleanText(change.text);
       if (!old || !text) continue;
-      const fact: MemoryFact = { ...old, text, updatedAt: now, ...categoryOf(change.category ?? old.category) };
+      const fact: MemoryFact = { ...old, text, updatedAt: this.stamp(), ...categoryOf(change.category ?? old.category) };
       await this.store.put(namespace, fact.id, storedValue(fact));
       facts.set(fact.id, fact);
       done.updated.push(fact);
@@ -170,6 +171,7 @@ export class MemoryBook implements PersonMemory {
       const text = cleanText(change.text);
       if (!text) continue;
       const same = [...facts.values()].find((f) => sameText(f.text, text));
+      const now = this.stamp();
       // Said again: the fact is confirmed (it stays longer), not kept twice.
       const fact: MemoryFact = same
         ? { ...same, updatedAt: now }
@@ -187,6 +189,11 @@ export class MemoryBook implements PersonMemory {
       }
     }
     return done;
+  }
+
+  private stamp(): number {
+    this.#stamped = Math.max(this.#now(), this.#stamped + 1);
+    return this.#stamped;
   }
 
   /** Runs `work` after the person's earlier writes in this process. */

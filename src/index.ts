@@ -22,6 +22,7 @@ export {
   type GraphFactoryArgs,
   type ModelUsage,
   makeLeadAgent,
+  MemoryBook,
   RemoteHarness,
   type RuntimeFeatures,
   type UsageSink,

@@ -13,7 +13,10 @@ export type MemoryGroupMode = (typeof MEMORY_GROUP_MODES)[number];
 export const MemoryConfig = z
   .strictObject({
     /** The `models[]` entry that reads each turn for facts (a cheap one will do); the agent's model when absent. */
-    model: z.string().optional(),
+    model: z
+      .string()
+      .optional()
+      .transform((v) => v || undefined),
     /** Most facts kept per person; past it the one updated longest ago goes. */
     max_facts: num().pipe(z.number().int().min(1).max(1_000)).default(50),
     /**

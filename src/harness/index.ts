@@ -31,6 +31,7 @@ export {
 export { AgentHarness, type AgentHarnessOptions } from "./embedded/harness.js";
 export { type GraphFactoryArgs, loadUserGraph } from "./graph/index.js";
 export { McpServer, type McpServerReport, type McpServerState, McpServers } from "./mcp/index.js";
+export { MemoryBook, type MemoryBookOptions, type MemoryFact, namespaceOf, type PersonMemory } from "./memory/index.js";
 export {
   buildMiddlewareChain,
   type ExtraMiddleware,

@@ -40,7 +40,7 @@ export async function memoryFromConfig(
     ...(options.logger ? { logger: options.logger } : {}),
   });
   if (!settings.extraction) return { book, extraction: false };
-  const name = selectModel(config.models, settings.model ?? options.agentModel, options.logger).name;
+  const name = selectModel(config.models, settings.model || options.agentModel, options.logger).name;
   const model = await createChatModel(config, name, { baseDir: options.baseDir, logger: options.logger });
   return { book, model, extraction: true, ...(options.onUsage ? { usage: { sink: options.onUsage, model: name } } : {}) };
 }

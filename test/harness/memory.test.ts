@@ -7,10 +7,18 @@
 import path from "node:path";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
+import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
+import { ChatOpenAI } from "@langchain/openai";
+import { createMiddleware } from "langchain";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import type { AgentHarness } from "../../src/harness/embedded/harness.js";
-import { createAgentBackend, createHarness } from "../../src/harness/index.js";
+import {
+  AgentHarness,
+  buildMiddlewareChain,
+  createAgentBackend,
+  createAntlerAgent,
+  createHarness,
+} from "../../src/harness/index.js";
 import { MemoryBook, namespaceOf, parseChanges, turnOf } from "../../src/harness/memory/index.js";
 import type { RunUser } from "../../src/harness/types.js";
 import type { ModelUsage } from "../../src/harness/usage.js";
@@ -368,5 +376,51 @@ describe("the store handed to a user's graph", () => {
     const items = await reopened.store().search(["notes", ...namespaceOf("default-tg-42").slice(1)]);
     expect(items.map((i) => i.value.text).sort()).toEqual(["and this", "note this"]);
     await reopened.close();
+  });
+});
+
+describe("memory: the switch, the chain and the config", () => {
+  it("sits after Title and before LoopDetection; the built-in needs a book; an instance replaces it", async () => {
+    const book = new MemoryBook(new InMemoryStore());
+    const names = (features: Record<string, unknown>) =>
+      buildMiddlewareChain({ title: true, dynamicContext: true, ...features }, [], undefined, undefined, { book }).map(
+        (m) => m.name,
+      );
+    expect(names({ memory: true })).toEqual(["DynamicContext", "Title", "Memory", "LoopDetection", "Clarification"]);
+    expect(names({})).not.toContain("Memory");
+    expect(() => buildMiddlewareChain({ memory: true })).toThrow(/needs a memory book/);
+    const mine = createMiddleware({ name: "Memory" });
+    expect(buildMiddlewareChain({ memory: mine }).find((m) => m.name === "Memory")).toBe(mine);
+  });
+
+  it("without dynamic context the facts get a context block of their own; approvals may name the memory tools", async () => {
+    const { mock, book } = await start({ features: { dynamic_context: false }, memory: { extraction: false } });
+    await book.apply(ADA.personId!, { add: [{ text: "Likes tea" }] });
+    const [fact] = await book.list(ADA.personId!);
+    const sdk = createAntlerAgent({
+      model: new ChatOpenAI({ model: "m", apiKey: "k", configuration: { baseURL: mock.url }, maxRetries: 0 }),
+      features: { memory: true },
+      memory: { book },
+      approvals: { forget: { decisions: ["approve", "reject"] } },
+      checkpointer: new MemorySaver(),
+    });
+    const agent = new AgentHarness({ agent: sdk, modelName: "m" });
+    mock.enqueue({ toolCalls: [{ name: "forget", args: { id: fact!.id } }] });
+    const paused = last(await collect(agent.run("t", "forget the tea", { user: ADA })));
+    expect(paused).toMatchObject({ type: "clarification", approval: { requests: [{ name: "forget" }] } });
+    expect(lastUserText(mock.requests.at(-1)!)).toBe(
+      `<context>\nRemembered about this user from earlier conversations (ids for update_memory and forget):\n- [${fact!.id}] Likes tea\n</context>\n\nforget the tea`,
+    );
+    expect(await book.list(ADA.personId!)).toHaveLength(1);
+    await agent.close();
+  });
+
+  it("a memory.model that is not under models: is a config error naming the key", () => {
+    const fake = { url: "http://127.0.0.1:1/v1" } as MockModel;
+    expect(() => configFor(fake, { agent: { features: { memory: true }, memory: { model: "cheapo" } } })).toThrow(
+      /agent\.memory\.model: no model named "cheapo"/,
+    );
+    const ok = configFor(fake, { agent: { features: { memory: true }, memory: { model: "" } } });
+    expect(ok.agent.memory).toEqual({ max_facts: 50, groups: "off", extraction: true });
   });
 });

@@ -68,10 +68,11 @@ export function createAntlerAgent(params: AntlerAgentParams): AntlerAgent {
   } else {
     const approvals =
       params.approvals &&
-      approvalMiddleware(
-        params.approvals,
-        tools.map((t) => t.name),
-      );
+      approvalMiddleware(params.approvals, [
+        ...tools.map((t) => t.name),
+        // The built-in memory brings its tools with its middleware: approvals may name them too.
+        ...(params.features?.memory === true ? [REMEMBER, UPDATE_MEMORY, FORGET] : []),
+      ]);
     const features = approvals ? { approvals, ...params.features } : params.features;
     middleware = buildMiddlewareChain(features, params.extraMiddleware, params.model, params.usage, params.memory);
     if (!tools.some((t) => t.name === ASK_CLARIFICATION)) tools = [...tools, askClarificationTool];

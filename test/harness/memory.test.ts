@@ -5,21 +5,13 @@
  * three tools (only ever the run's own person), group chats, and a user graph's store.
  */
 import path from "node:path";
-import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
-import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
+import { MemorySaver } from "@langchain/langgraph";
 import { ChatOpenAI } from "@langchain/openai";
-import { createMiddleware } from "langchain";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import {
-  AgentHarness,
-  buildMiddlewareChain,
-  createAgentBackend,
-  createAntlerAgent,
-  createHarness,
-} from "../../src/harness/index.js";
-import { MemoryBook, namespaceOf, parseChanges, turnOf } from "../../src/harness/memory/index.js";
+import { AgentHarness, createAgentBackend, createAntlerAgent, createHarness } from "../../src/harness/index.js";
+import { MemoryBook, namespaceOf } from "../../src/harness/memory/index.js";
 import type { RunUser } from "../../src/harness/types.js";
 import type { ModelUsage } from "../../src/harness/usage.js";
 import { SqliteCheckpoints } from "../../src/storage/sqlite/index.js";
@@ -303,54 +295,6 @@ describe("memory in group chats", () => {
     await harness.memory!.settled();
     expect(lastUserText(extractionRequests(mock)[0]!)).toContain("The person: Bob");
   });
-
-  it("a turn in a group is only the writer's message; in a direct chat the steered ones count too", () => {
-    const messages = [
-      new HumanMessage({ content: "<context>\nCurrent date: x\n</context>\n\nI'm Ada", id: "1" }),
-      new AIMessage({ content: "", tool_calls: [{ id: "c", name: "ping", args: {} }], id: "2" }),
-      new ToolMessage({ content: "pong", tool_call_id: "c", name: "ping", id: "3" }),
-      new HumanMessage({ content: "and I'm Bob, I live in Oslo", id: "4", additional_kwargs: { antler_steered: true } }),
-    ];
-    const reply = new AIMessage({ content: "Hi both.", id: "5" });
-    expect(turnOf(messages, reply, true)).toEqual({ user: ["I'm Ada"], reply: "Hi both." });
-    expect(turnOf(messages, reply, false)).toEqual({ user: ["I'm Ada", "and I'm Bob, I live in Oslo"], reply: "Hi both." });
-    const answered = [
-      new HumanMessage({ content: "book a table", id: "1" }),
-      new AIMessage({ content: "", tool_calls: [{ id: "q", name: "ask_clarification", args: {} }], id: "2" }),
-      new ToolMessage({ content: "for two, I'm vegetarian", tool_call_id: "q", name: "ask_clarification", id: "3" }),
-    ];
-    expect(turnOf(answered, reply, true)?.user).toEqual(["book a table", "(answering a question) for two, I'm vegetarian"]);
-  });
-});
-
-describe("parseChanges", () => {
-  const known = new Set(["a1", "b2"]);
-  it("reads the first JSON object, fenced or in prose, entry by entry", () => {
-    expect(parseChanges('Here: {"add": ["Likes tea", {"text": "Lives in Oslo", "category": "location"}]} done', known)).toEqual({
-      add: [{ text: "Likes tea" }, { text: "Lives in Oslo", category: "location" }],
-      update: [],
-      remove: [],
-    });
-    expect(
-      parseChanges('```json\n{"remove": ["a1", {"id": "b2"}, "zz"], "update": [{"id": "a1", "text": "x {y}"}]}\n```', known),
-    ).toEqual({
-      add: [],
-      update: [{ id: "a1", text: "x {y}", category: undefined }],
-      remove: ["a1", "b2"],
-    });
-  });
-  it("gives up on no object at all, and skips what does not fit", () => {
-    expect(parseChanges("nothing to add", known)).toBeUndefined();
-    expect(parseChanges("[1, 2]", known)).toBeUndefined();
-    expect(parseChanges('{"add": [', known)).toBeUndefined();
-    expect(
-      parseChanges('{"add": [{"text": ""}, {"txt": "x"}, 7], "update": [{"id": "zz", "text": "y"}, {"id": "a1"}]}', known),
-    ).toEqual({
-      add: [],
-      update: [],
-      remove: [],
-    });
-  });
 });
 
 describe("the store handed to a user's graph", () => {
@@ -379,20 +323,7 @@ describe("the store handed to a user's graph", () => {
   });
 });
 
-describe("memory: the switch, the chain and the config", () => {
-  it("sits after Title and before LoopDetection; the built-in needs a book; an instance replaces it", async () => {
-    const book = new MemoryBook(new InMemoryStore());
-    const names = (features: Record<string, unknown>) =>
-      buildMiddlewareChain({ title: true, dynamicContext: true, ...features }, [], undefined, undefined, { book }).map(
-        (m) => m.name,
-      );
-    expect(names({ memory: true })).toEqual(["DynamicContext", "Title", "Memory", "LoopDetection", "Clarification"]);
-    expect(names({})).not.toContain("Memory");
-    expect(() => buildMiddlewareChain({ memory: true })).toThrow(/needs a memory book/);
-    const mine = createMiddleware({ name: "Memory" });
-    expect(buildMiddlewareChain({ memory: mine }).find((m) => m.name === "Memory")).toBe(mine);
-  });
-
+describe("memory without dynamic context, in an SDK agent", () => {
   it("without dynamic context the facts get a context block of their own; approvals may name the memory tools", async () => {
     const { mock, book } = await start({ features: { dynamic_context: false }, memory: { extraction: false } });
     await book.apply(ADA.personId!, { add: [{ text: "Likes tea" }] });
@@ -413,14 +344,5 @@ describe("memory: the switch, the chain and the config", () => {
     );
     expect(await book.list(ADA.personId!)).toHaveLength(1);
     await agent.close();
-  });
-
-  it("a memory.model that is not under models: is a config error naming the key", () => {
-    const fake = { url: "http://127.0.0.1:1/v1" } as MockModel;
-    expect(() => configFor(fake, { agent: { features: { memory: true }, memory: { model: "cheapo" } } })).toThrow(
-      /agent\.memory\.model: no model named "cheapo"/,
-    );
-    const ok = configFor(fake, { agent: { features: { memory: true }, memory: { model: "" } } });
-    expect(ok.agent.memory).toEqual({ max_facts: 50, groups: "off", extraction: true });
   });
 });

@@ -25,6 +25,7 @@ export {
   type GuardrailVerdict,
   type ModelUsage,
   makeLeadAgent,
+  MemoryBook,
   RemoteHarness,
   type RuntimeFeatures,
   type UsageSink,

@@ -73,6 +73,9 @@ function checkReferences(config: Sections, agentNames: Set<string>, add: Add): v
       const known = modelNames.length > 0 ? `known models: ${modelNames.join(", ")}` : "models: is empty";
       add([...at, "model"], `no model named "${agent.model}" under models: (${known}): fix the name or add that model`);
     }
+    if (agent.memory.model && !modelNames.includes(agent.memory.model)) {
+      add([...at, "memory", "model"], `no model named "${agent.memory.model}" under models: fix the name or add that model`);
+    }
     agent.tools?.forEach((tool, i) => {
       if (!toolNames.has(tool)) add([...at, "tools", i], `no tool named "${tool}" under tools:`);
     });

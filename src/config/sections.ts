@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { FollowupsLayer, ProgressLayer } from "./followups.js";
 import { GUARDRAILS_MISSING, GuardrailsConfig } from "./guardrails.js";
+import { MemoryConfig } from "./memory.js";
 import { OutboxConfig } from "./outbox.js";
 import { RemoteAgentConfig } from "./remote.js";
 import { SchedulesConfig } from "./schedules.js";
@@ -157,6 +158,7 @@ export const FeaturesConfig = z
     plan_mode: bool().default(false),
     /** The `task` tool: hand work to a subagent named under `subagents:`. */
     subagents: bool().default(false),
+    memory: bool().default(false),
   })
   .prefault({});
 
@@ -227,6 +229,8 @@ export const AgentConfig = z
     recursion_limit: num().pipe(z.number().int().positive()).default(50),
     thinking: bool().default(false),
     features: FeaturesConfig,
+    /** Memory per person, used when `features.memory` is on (config/memory.ts). */
+    memory: MemoryConfig,
     /** Tools (names or globs) that wait for a person's decision before they run; exact names win over globs. */
     approvals: Approvals,
     /** Names of the skills this agent gets (config/skills.ts). */

@@ -2,7 +2,8 @@
  * What the chat commands do (commands.ts reads them): `/help` and `/status` answer; `/stop`
  * stops the conversation's reply here, on the replica that runs it, or the tool calls waiting
  * for approval; `/schedules` lists or cancels the conversation's schedules; `/new` starts a fresh
- * thread and `/agent` lists or switches agents.
+ * thread and `/agent` lists or switches agents; `/memory` shows or forgets what the agent remembers
+ * about the asker (memory-command.ts).
  */
 import type { InboundMessage } from "../channels/types.js";
 import { DEFAULT_AGENT } from "../config/agents.js";
@@ -13,6 +14,7 @@ import type { ApprovalDesk } from "./approval-desk.js";
 import { type CommandName, commandArgument, helpText } from "./commands.js";
 import type { CoreContext } from "./context.js";
 import { queueCommand } from "./followups/command.js";
+import { chatMemory, memoryCommand } from "./memory-command.js";
 import { NOTICES } from "./notices.js";
 import type { ChannelScope } from "./scope.js";
 
@@ -25,11 +27,19 @@ export class ChatCommands {
   /** A command that answers at once (`/help`, `/status`, `/stop`), even while a reply runs. */
   async immediate(scope: ChannelScope, msg: InboundMessage, command: CommandName): Promise<void> {
     const key = msg.ref.key;
-    if (command === "help") return void (await scope.notify(msg.ref, helpText(scope.channel.capabilities)));
+    if (command === "help")
+      return void (await scope.notify(msg.ref, helpText(scope.channel.capabilities, await this.available(scope, msg))));
+    if (command === "memory") return scope.post(msg.ref, await memoryCommand(this.core, scope, msg));
     if (command === "stop") return this.stop(scope, msg);
     if (command === "schedules") return this.schedules(scope, msg);
     if (command === "queue") return void (await scope.notify(msg.ref, await queueCommand(this.core, scope, msg)));
     await scope.notify(msg.ref, await this.statusText(scope, key));
+  }
+
+  /** Which optional commands `/help` lists here: `/memory` where this chat's agent remembers people. */
+  private async available(scope: ChannelScope, msg: InboundMessage): Promise<{ memory: boolean }> {
+    const memory = await chatMemory(this.core, scope, msg).catch(() => undefined);
+    return { memory: memory !== undefined };
   }
 
   /** `/new`: a fresh thread with the agent this chat uses now. */

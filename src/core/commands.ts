@@ -1,14 +1,14 @@
 /**
- * Chat commands. `/stop`, `/status`, `/schedules`, `/queue` and `/help` answer at once, even while a reply is running;
+ * Chat commands. `/stop`, `/status`, `/schedules`, `/queue`, `/memory` and `/help` answer at once, even while a reply is running;
  * `/new` and `/agent` wait their turn in the conversation's queue so they never cut a reply in half.
  */
 
-export type CommandName = "new" | "help" | "status" | "stop" | "agent" | "schedules" | "queue";
+export type CommandName = "new" | "help" | "status" | "stop" | "agent" | "schedules" | "queue" | "memory";
 
-const KNOWN: readonly CommandName[] = ["new", "help", "status", "stop", "agent", "schedules", "queue"];
+const KNOWN: readonly CommandName[] = ["new", "help", "status", "stop", "agent", "schedules", "queue", "memory"];
 
 /** Commands that bypass the conversation queue. */
-export const IMMEDIATE: ReadonlySet<CommandName> = new Set(["help", "status", "stop", "schedules", "queue"]);
+export const IMMEDIATE: ReadonlySet<CommandName> = new Set(["help", "status", "stop", "schedules", "queue", "memory"]);
 
 /** Parses `/name`, `/name@bot` or `/name args`; undefined for anything else, including unknown commands. */
 export function parseCommand(text: string): CommandName | undefined {
@@ -27,9 +27,10 @@ export function commandArgument(text: string): string {
 
 /**
  * The `/help` answer. How to answer a question depends on the chat: with buttons the user taps
- * one; without (a terminal, a plain-text chat) they type the option's number or a word.
+ * one; without (a terminal, a plain-text chat) they type the option's number or a word. `/memory`
+ * is listed where the chat's agent remembers people.
  */
-export function helpText(capabilities: { buttons: boolean }): string {
+export function helpText(capabilities: { buttons: boolean }, available: { memory?: boolean } = {}): string {
   const answering = capabilities.buttons
     ? [
         "When I ask a question, tap a button or reply with the option number or your own words.",
@@ -49,6 +50,9 @@ export function helpText(capabilities: { buttons: boolean }): string {
     "- /stop — stop the reply I'm writing",
     "- /queue — what your messages do while I'm still answering; /queue collect, steer, interrupt or queue changes it",
     "- /schedules — list this conversation's reminders and scheduled tasks; /schedules cancel N cancels one",
+    ...(available.memory
+      ? ["- /memory — what I remember about you; /memory forget N forgets one thing, /memory forget all everything"]
+      : []),
     "- /help — this list",
     "",
     ...answering,

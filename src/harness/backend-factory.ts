@@ -4,7 +4,7 @@
  * graph/ and remote/, and to a class of your own (use-backend.ts).
  */
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
 import type { AgentConfig, AppConfig } from "../config/schema.js";
 import type { Logger } from "../log/logger.js";
 import type { AgentFiles } from "./files.js";
@@ -24,6 +24,11 @@ export interface AgentParts {
   logger: Logger;
   /** The checkpointer of a local agent; asked for only when the agent is local. */
   checkpointer: () => BaseCheckpointSaver | Promise<BaseCheckpointSaver>;
+  /**
+   * The tenant's LangGraph store (memory per person; a user's graph's own long-term data), from
+   * the same storage as the checkpointer; asked for only when the agent uses it.
+   */
+  store?: () => BaseStore | Promise<BaseStore>;
   /** The configured tools an embedded agent gets, already chosen. */
   configTools: () => Promise<StructuredToolInterface[]>;
   /** Further tools of an embedded agent (its MCP tools, extras). */

@@ -101,6 +101,10 @@ async function createOwned(options: CreateHarnessOptions, settings: AgentConfig)
         checkpoints ??= openCheckpoints(config.storage, baseDir);
         return checkpoints.saver();
       },
+      store: () => {
+        checkpoints ??= openCheckpoints(config.storage, baseDir);
+        return checkpoints.store();
+      },
       configTools: async () => configTools,
       tools: async () => [...extra, ...(started?.tools ?? [])],
       onUsage: options.onUsage,

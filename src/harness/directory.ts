@@ -10,7 +10,7 @@
  * a broken agent fails the start instead of a chat.
  */
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
 import { DEFAULT_AGENT, DEFAULT_TENANT, Tenancy } from "../config/agents.js";
 import type { AppConfig } from "../config/schema.js";
 import { ConfigError } from "../errors.js";
@@ -166,6 +166,7 @@ export class AgentDirectory {
       baseDir,
       logger: logger.child({ tenant, agent }),
       checkpointer: () => this.checkpointer(tenant),
+      store: () => this.store(tenant),
       configTools: async () => {
         this.configTools ??= loadConfigTools(config.tools, { baseDir, logger });
         return chosenTools(config, settings, await this.configTools);
@@ -221,5 +222,11 @@ export class AgentDirectory {
   private checkpointer(tenant: string): BaseCheckpointSaver | Promise<BaseCheckpointSaver> {
     this.checkpoints ??= openCheckpoints(this.options.config.storage, this.options.baseDir);
     return this.checkpoints.saver(tenant);
+  }
+
+  /** The tenant's store (memory per person), beside its checkpoints and kept apart the same way. */
+  private store(tenant: string): BaseStore | Promise<BaseStore> {
+    this.checkpoints ??= openCheckpoints(this.options.config.storage, this.options.baseDir);
+    return this.checkpoints.store(tenant);
   }
 }

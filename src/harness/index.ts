@@ -39,6 +39,7 @@ export type {
   ToolRule,
 } from "./guardrails/index.js";
 export { McpServer, type McpServerReport, type McpServerState, McpServers } from "./mcp/index.js";
+export { MemoryBook, type MemoryBookOptions, type MemoryFact, namespaceOf, type PersonMemory } from "./memory/index.js";
 export {
   buildMiddlewareChain,
   type ExtraMiddleware,

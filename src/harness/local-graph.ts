@@ -16,6 +16,8 @@ interface CompiledLike {
   updateState(config: unknown, values: unknown, asNode?: string): Promise<unknown>;
   nodes?: Record<string, unknown>;
   checkpointer?: unknown;
+  /** The LangGraph store its nodes reach as `runtime.store`. */
+  store?: unknown;
   /** A compiled graph's copy with more config (LangGraph's Pregel has it). */
   withConfig?(config: object): CompiledLike;
 }

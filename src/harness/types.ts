@@ -5,6 +5,7 @@
  * `harnessContract` (src/testing/contract/harness.ts) is the suite every backend passes.
  * Nothing here knows about chats, channels or platforms.
  */
+import type { PersonMemory } from "./memory/types.js";
 
 /** Token counts of one run, when the model reports them. */
 export interface Usage {
@@ -282,6 +283,11 @@ export interface Harness {
   reattach?(threadId: string, tag: string, options?: RunOptions): Promise<AsyncIterable<RunEvent> | undefined>;
   /** Backend, target and reachability. `probe` checks reachability now instead of reporting the last seen. */
   status?(probe?: boolean): Promise<AgentStatus>;
+  /**
+   * The people's remembered facts, when this agent remembers people (`features.memory`): what
+   * `/memory` lists and forgets. Absent when it does not.
+   */
+  readonly memory?: PersonMemory | undefined;
   /** Releases checkpointer and model clients. */
   close(): Promise<void>;
 }

@@ -2,14 +2,15 @@
  * Token usage as the model reports it, per model call. The harness reports these kinds: `chat`
  * (the model turns of a run, read from the AI messages the run writes), `title` (the title
  * middleware's call), `summarization` (the summary call of the summarization middleware) and
- * `subagent` (the model turns of a subagent the `task` tool runs, under the subagent's model).
+ * `subagent` (the model turns of a subagent the `task` tool runs, under the subagent's model),
+ * `memory` (the call that reads a finished turn for facts about the person).
  * Whoever builds the harness passes a `UsageSink`; the harness never stores or sums usage itself.
  */
 import { type BaseMessage, isAIMessage } from "@langchain/core/messages";
 import type { Usage } from "./types.js";
 
-/** Why the model was called: a reply turn, the thread's title, a summary of old history, or a subagent's turn (`task`). */
-export type UsageKind = "chat" | "title" | "summarization" | "subagent";
+/** Why the model was called: a reply turn, the thread's title, a summary of old history, a subagent's turn (`task`), or facts to remember. */
+export type UsageKind = "chat" | "title" | "summarization" | "subagent" | "memory";
 
 /** The tokens one model call used, as the model reported them. */
 export interface ModelUsage extends Usage {

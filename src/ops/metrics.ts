@@ -57,7 +57,7 @@ export class GatewayMetrics implements DispatcherObserver {
   });
   private readonly modelTokens = new Counter({
     name: "antler_model_tokens_total",
-    help: "Tokens the model reported, by tenant, agent, model, kind (chat, title, summarization) and type (input, output).",
+    help: "Tokens the model reported, by tenant, agent, model, kind (chat, title, summarization, subagent, memory) and type (input, output).",
     labelNames: ["tenant", "agent", "model", "kind", "type"],
     registers: [this.registry],
   });

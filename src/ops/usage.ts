@@ -40,7 +40,7 @@ export interface UsageFilter {
   tenant?: string;
 }
 
-const KIND_ORDER: readonly UsageKind[] = ["chat", "title", "summarization"];
+const KIND_ORDER: readonly UsageKind[] = ["chat", "title", "summarization", "subagent", "memory"];
 
 function zero(): UsageCounts {
   return { calls: 0, input_tokens: 0, output_tokens: 0, total_tokens: 0 };

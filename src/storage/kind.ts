@@ -5,7 +5,7 @@
  * this process to the others (the replica coordinator). src/storage/index.ts maps each
  * `storage.kind` value to its plug-in; nothing else in Antler knows which kinds exist.
  */
-import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
 import type { BindingStore } from "../bindings/types.js";
 import type { Logger } from "../log/logger.js";
 import type { Coordinator } from "../replicas/coordinator.js";
@@ -46,7 +46,7 @@ export interface OpenedStorage {
   coordinator?: Coordinator;
 }
 
-/** Every tenant's agent checkpointer over one kind's storage. */
+/** Every tenant's agent checkpointer, and its long-term store, over one kind's storage. */
 export interface Checkpoints {
   /**
    * `tenant`'s checkpointer. Without a tenant: the checkpointer of a lone agent that serves no
@@ -54,6 +54,12 @@ export interface Checkpoints {
    * default tenant's.
    */
   saver(tenant?: string): BaseCheckpointSaver | Promise<BaseCheckpointSaver>;
+  /**
+   * `tenant`'s LangGraph store (long-term memory, kept across threads), apart from every other
+   * tenant's as its checkpoints are; the default tenant's without a tenant. Its tables are made on
+   * first use. Closed with the checkpointers: a caller never stops it itself.
+   */
+  store(tenant?: string): BaseStore | Promise<BaseStore>;
   /** Closes what the savers share (a file, a pool). */
   close(): Promise<void>;
 }

@@ -5,13 +5,15 @@
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
 import { type AgentMiddleware, createAgent, type ReactAgent } from "langchain";
 import type { AgentConfig, AppConfig, FeaturesConfig } from "../../config/schema.js";
 import { AntlerError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import { type ApprovalRules, approvalMiddleware } from "../approvals.js";
+import { FORGET, type MemoryBook, memoryFromConfig, REMEMBER, UPDATE_MEMORY } from "../memory/index.js";
 import { buildMiddlewareChain, type ExtraMiddleware, type FeatureOptions, type RuntimeFeatures } from "../middleware/chain.js";
+import type { MemoryMiddlewareOptions } from "../middleware/memory.js";
 import { createChatModel, selectModel } from "../models/index.js";
 import { subagentSetup } from "../subagents/from-config.js";
 import type { SubagentsSetup } from "../subagents/types.js";
@@ -38,6 +40,13 @@ export interface AntlerAgentParams {
   /** What guardrails, skills and token budgets are built with (each on when its settings are given); not with `middleware`. */
   featureOptions?: FeatureOptions;
   checkpointer?: BaseCheckpointSaver;
+  /**
+   * What the built-in memory (`features.memory: true`) is made of: a `MemoryBook` over a store,
+   * and the model that reads finished turns for facts (none: facts come from the tools only).
+   */
+  memory?: MemoryMiddlewareOptions;
+  /** The LangGraph store tools and middlewares reach as `runtime.store`; the memory book's store when absent. */
+  store?: BaseStore;
   /** Agent name in traces. */
   name?: string;
   /**
@@ -69,16 +78,21 @@ export function createAntlerAgent(params: AntlerAgentParams): AntlerAgent {
   } else {
     const approvals =
       params.approvals &&
-      approvalMiddleware(
-        params.approvals,
-        tools.map((t) => t.name),
-      );
+      approvalMiddleware(params.approvals, [
+        ...tools.map((t) => t.name),
+        // The built-in memory brings its tools with its middleware: approvals may name them too.
+        ...(params.features?.memory === true ? [REMEMBER, UPDATE_MEMORY, FORGET] : []),
+      ]);
     const features = approvals ? { approvals, ...params.features } : params.features;
     const subagents = params.subagents && {
       ...params.subagents,
       agents: params.subagents.agents.map((a) => ({ ...a, tools: a.tools ?? tools.filter((t) => t.name !== ASK_CLARIFICATION) })),
     };
-    const options = subagents ? { ...params.featureOptions, subagents } : params.featureOptions;
+    const options: FeatureOptions = {
+      ...params.featureOptions,
+      ...(subagents ? { subagents } : {}),
+      ...(params.memory ? { memory: params.memory } : {}),
+    };
     middleware = buildMiddlewareChain(features, params.extraMiddleware, params.model, params.usage, options);
     assertNoClash(tools, middleware);
     if (!tools.some((t) => t.name === ASK_CLARIFICATION)) tools = [...tools, askClarificationTool];
@@ -89,6 +103,7 @@ export function createAntlerAgent(params: AntlerAgentParams): AntlerAgent {
     systemPrompt: params.systemPrompt,
     middleware,
     checkpointer: params.checkpointer,
+    store: params.store ?? params.memory?.book.store,
     name: params.name,
   }) as unknown as AntlerAgent;
 }
@@ -118,6 +133,7 @@ export function featuresFromConfig(features: FeaturesConfig): RuntimeFeatures {
     guardrails: features.guardrails,
     planMode: features.plan_mode,
     subagents: features.subagents,
+    memory: features.memory,
   };
 }
 
@@ -133,12 +149,14 @@ export interface LeadAgentOptions {
   extraMiddleware?: ExtraMiddleware[];
   /** The agent to build; `config.agent` (the default agent) when absent. */
   agent?: AgentConfig;
-  /** Receives the usage of the title and summary calls, under the model entry's name. */
+  /** Receives the usage of the title, summary and memory calls, under the model entry's name. */
   onUsage?: UsageSink;
   /** The tenant the agent serves: its own skills join the shared ones (the default tenant when absent). */
   tenant?: string;
   /** Where the agent's settings sit (`agent`, `agents.<name>`), for errors. */
   section?: string;
+  /** The tenant's store; asked for only when the agent has `features.memory` on. */
+  store?: () => BaseStore | Promise<BaseStore>;
 }
 
 export interface LeadAgent {
@@ -149,6 +167,8 @@ export interface LeadAgent {
   toolNames: string[];
   /** The tools besides `ask_clarification` (their schemas check edited arguments). */
   tools: StructuredToolInterface[];
+  /** The person's facts, when the agent has memory on (for `Harness.memory`). */
+  memory?: MemoryBook;
 }
 
 /** Builds the production agent from config: model, tools and middleware chain. */
@@ -174,6 +194,7 @@ export async function makeLeadAgent(config: AppConfig, options: LeadAgentOptions
         logger,
       })
     : undefined;
+  const memory = await leadMemory(config, agentConfig, entry.name, options);
   const agent = createAntlerAgent({
     model,
     tools,
@@ -186,6 +207,21 @@ export async function makeLeadAgent(config: AppConfig, options: LeadAgentOptions
     name: agentConfig.name,
     usage: options.onUsage && { sink: options.onUsage, model: entry.name },
     subagents,
+    ...(memory ? { memory } : {}),
   });
-  return { agent, modelName: entry.name, toolNames: [...tools.map((t) => t.name), ASK_CLARIFICATION], tools };
+  const toolNames = [...tools.map((t) => t.name), ...(memory ? [REMEMBER, UPDATE_MEMORY, FORGET] : []), ASK_CLARIFICATION];
+  return { agent, modelName: entry.name, toolNames, tools, ...(memory ? { memory: memory.book } : {}) };
+}
+
+/** The agent's memory when `features.memory` is on: the book over the tenant's store, and the extraction model. */
+async function leadMemory(config: AppConfig, agentConfig: AgentConfig, modelName: string, options: LeadAgentOptions) {
+  if (!agentConfig.features.memory) return undefined;
+  if (!options.store) throw new AntlerError("agent_invalid", "features.memory needs a store: build the agent with one");
+  return memoryFromConfig(config, agentConfig, {
+    store: await options.store(),
+    agentModel: modelName,
+    baseDir: options.baseDir,
+    logger: options.logger,
+    onUsage: options.onUsage,
+  });
 }

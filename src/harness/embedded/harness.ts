@@ -17,6 +17,8 @@ import { historyOf } from "../history.js";
 import { pendingInterrupts, toClarification } from "../interrupts.js";
 import { type LocalGraph, toLocalGraph } from "../local-graph.js";
 import type { McpServers } from "../mcp/index.js";
+import type { MemoryBook } from "../memory/book.js";
+import type { PersonMemory } from "../memory/types.js";
 import { DEFAULT_MAX_RETRIES } from "../models/index.js";
 import { blocksAgent, type ModelProbeResult, ModelProber } from "../models/probe.js";
 import { CLOSED_CALL_TEXT, repairThread } from "../repair.js";
@@ -64,12 +66,17 @@ export interface AgentHarnessOptions {
   tools?: readonly StructuredToolInterface[];
   /** The model entry of an embedded agent: `status(true)` asks its endpoint whether it answers. */
   model?: ModelConfig;
+  /** The agent's memory book, when it has memory on: offered as `memory`, and closed (its work let finish) by `close()`. */
+  memory?: MemoryBook;
 }
 
 export class AgentHarness implements Harness {
   readonly modelName: string;
   /** The MCP servers behind the agent's MCP tools, with their state (for status and doctor). */
   readonly mcp: McpServers | undefined;
+  /** The people's remembered facts, when the agent has memory on (`/memory`). */
+  readonly memory: PersonMemory | undefined;
+  readonly #memory: MemoryBook | undefined;
   readonly #graph: LocalGraph;
   readonly #backend: "embedded" | "graph";
   readonly #onClose: (() => void | Promise<void>) | undefined;
@@ -91,6 +98,8 @@ export class AgentHarness implements Harness {
     this.modelName = options.modelName;
     this.#onClose = options.onClose;
     this.mcp = options.mcp;
+    this.#memory = options.memory;
+    this.memory = options.memory;
     this.#tools = options.tools ?? [];
     this.#prober = options.model && this.#backend === "embedded" ? new ModelProber(options.model) : undefined;
     this.#runner = new LocalRunner({
@@ -187,6 +196,8 @@ export class AgentHarness implements Harness {
     this.#runs.close();
     // Give aborted runs a moment to write their repairs before the database goes away.
     await this.#runs.settle(2000);
+    // A turn's extraction may still be writing: it gets a moment, then it is aborted.
+    await this.#memory?.close();
     await this.mcp?.close();
     await this.#onClose?.();
   }

@@ -22,6 +22,7 @@ export const embeddedBackend: BackendFactory = async (parts) => {
     onUsage,
     tenant: parts.tenant,
     section: parts.section,
+    ...(parts.store ? { store: parts.store } : {}),
   });
   const model = config.models.find((m) => m.name === lead.modelName);
   void announceAgent(logger, { section: parts.section ?? "agent", model, modelName: lead.modelName, tools: lead.toolNames });
@@ -35,6 +36,7 @@ export const embeddedBackend: BackendFactory = async (parts) => {
     onUsage,
     onClose,
     tools: lead.tools,
+    ...(lead.memory ? { memory: lead.memory } : {}),
   });
 };
 

@@ -21,6 +21,7 @@ export const graphBackend: BackendFactory = async (parts) => {
     baseDir,
     checkpointer: await parts.checkpointer(),
     config,
+    ...(parts.store ? { store: await parts.store() } : {}),
     approvals: settings.approvals,
     budget: budgetOf(settings),
   });

@@ -2,7 +2,7 @@
  * The `graph` backend's loader: `agent.graph` is a `"module:Export"` path (relative to the
  * config file) naming a compiled graph, a `createAgent` result, or a function that returns one.
  */
-import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
 import type { AgentMiddleware } from "langchain";
 import type { AppConfig } from "../../config/schema.js";
 import { ConfigError, errorMessage } from "../../errors.js";
@@ -17,6 +17,14 @@ export interface GraphFactoryArgs {
   checkpointer: BaseCheckpointSaver;
   /** The whole loaded config, e.g. to build a model from `models:`. */
   config: AppConfig;
+  /**
+   * The tenant's LangGraph store, in the configured storage (SQLite or PostgreSQL), kept apart
+   * from other tenants' as the checkpoints are: long-term data such as memory per person
+   * (namespace `["memory", <user_id>]` holds what Antler's memory keeps). Compile with it
+   * (`compile({ checkpointer, store })`, `createAgent({ store })`) so nodes and tools reach it as
+   * `runtime.store`. A graph without a store of its own gets it anyway.
+   */
+  store?: BaseStore;
   /**
    * The agent's `approvals` as a middleware for a `createAgent` chain (put it before any
    * middleware that handles `ask_clarification`); absent when the agent has none. Its globs are
@@ -50,6 +58,7 @@ export async function loadUserGraph(
     config: AppConfig;
     approvals?: ApprovalRules;
     budget?: RunBudget;
+    store?: BaseStore;
   },
 ): Promise<object> {
   let value: unknown;
@@ -66,6 +75,7 @@ export async function loadUserGraph(
         config: options.config,
         ...(approvals ? { approvals } : {}),
         ...(options.budget ? { budget: tokenBudgetMiddleware(options.budget) } : {}),
+        ...(options.store ? { store: options.store } : {}),
       });
     } catch (err) {
       throw graphError(spec, `the graph factory failed: ${errorMessage(err)}`);
@@ -84,11 +94,13 @@ export async function loadUserGraph(
   if (value === compiled && compiled.withConfig) {
     const copy = compiled.withConfig({});
     copy.checkpointer = options.checkpointer;
+    if (options.store && !copy.store) copy.store = options.store;
     return copy;
   }
   // A createAgent() result keeps its graph private and cannot be copied: it takes this load's
   // checkpointer (the agent directory refuses to share one between tenants).
   compiled.checkpointer = options.checkpointer;
+  if (options.store && !compiled.store) compiled.store = options.store;
   given.add(compiled);
   return value as object;
 }

@@ -14,6 +14,7 @@ import { DANGLING_TOOL_CALLS, danglingToolCallsMiddleware } from "./dangling-too
 import { DYNAMIC_CONTEXT, dynamicContextMiddleware } from "./dynamic-context.js";
 import { GUARDRAILS, type GuardrailsOptions, guardrailsMiddleware } from "./guardrails.js";
 import { LOOP_DETECTION, loopDetectionMiddleware } from "./loop-detection.js";
+import { MEMORY, type MemoryMiddlewareOptions, memoryMiddleware } from "./memory.js";
 import { MESSAGE_ID_GUARD, messageIdGuardMiddleware } from "./message-id-guard.js";
 import { PLAN_MODE, planModeMiddleware } from "./plan-mode.js";
 import { SKILLS, skillsMiddleware } from "./skills.js";
@@ -54,6 +55,12 @@ export interface RuntimeFeatures {
   planMode?: FeatureSetting;
   /** The first turn names the thread. */
   title?: FeatureSetting;
+  /**
+   * Memory per person: remembered facts in the newest user message's context block, a turn's
+   * facts read after its final answer, and the memory tools. The built-in needs `memory` (a
+   * `MemoryBook` over a store) passed to `createAntlerAgent`.
+   */
+  memory?: FeatureSetting;
   /** The `task` tool, which runs the subagents given to `createAntlerAgent` (`subagents`). Off by default. */
   subagents?: FeatureSetting;
   /** Warn on, then stop, repeated identical tool calls. On by default. */
@@ -82,6 +89,8 @@ export interface FeatureOptions {
   budget?: RunBudget;
   /** What the built-in `task` tool of `subagents` runs. */
   subagents?: SubagentsSetup;
+  /** What the built-in `memory` is made of: the book over a store, the extraction model. */
+  memory?: MemoryMiddlewareOptions;
 }
 
 /** A middleware placed directly after or before a named one of the chain (or of another extra). */
@@ -121,6 +130,16 @@ function slots(model: BaseChatModel | undefined, usage: UsageTarget | undefined,
     { key: "planMode", name: PLAN_MODE, make: () => planModeMiddleware() },
     { key: "title", name: TITLE, make: () => titleMiddleware({ model, usage }) },
     {
+      key: "memory",
+      name: MEMORY,
+      make: () => {
+        const memory = options.memory;
+        if (!memory)
+          throw new AntlerError("agent_invalid", "the memory feature needs a memory book: pass `memory` to createAntlerAgent");
+        return memoryMiddleware(memory);
+      },
+    },
+    {
       key: "subagents",
       name: SUBAGENTS,
       make: () => {
@@ -146,7 +165,7 @@ function defaultOn(key: Slot["key"], options: FeatureOptions): boolean {
  * The chain for `features`, in DeerFlow order, extras placed, then tool approval, clarification last. `usage` is where
  * the built-in title, summarization and subagents report their model calls (a middleware instance
  * passed as a feature reports only if it was built with one); `options` what guardrails, skills,
- * budgets and subagents are built with.
+ * budgets, subagents and memory are built with.
  */
 export function buildMiddlewareChain(
   features: RuntimeFeatures = {},

@@ -7,6 +7,9 @@
  * `PostgresSaver.setup()` creates its schema and tables, and several replicas may start at once,
  * so it runs under the migration lock; it opens its own connection beside the lock's, hence the
  * pool's minimum of two.
+ *
+ * Each tenant's long-term store (`store(tenant)`, store.ts) lives in the same schema, on the same
+ * pool, its tables set up the same way.
  */
 import { createHash } from "node:crypto";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
@@ -14,6 +17,7 @@ import type pg from "pg";
 import type { Checkpoints } from "../kind.js";
 import { openPool, type PostgresConnection, withMigrationLock } from "../postgres.js";
 import { DEFAULT_TENANT } from "../tenant.js";
+import { SharedPoolPostgresStore } from "./store.js";
 
 const PREFIX = "antler_checkpoints_";
 
@@ -36,6 +40,7 @@ export function checkpointSchema(tenant: string): string {
 export class PostgresCheckpoints implements Checkpoints {
   private readonly pool: pg.Pool;
   private readonly savers = new Map<string, Promise<PostgresSaver>>();
+  private readonly stores = new Map<string, Promise<SharedPoolPostgresStore>>();
 
   constructor(connection: PostgresConnection) {
     this.pool = openPool(connection);
@@ -52,6 +57,18 @@ export class PostgresCheckpoints implements Checkpoints {
       this.savers.set(tenant, saver);
     }
     return saver;
+  }
+
+  /** The tenant's store, in its checkpoint schema, its tables created on first use. */
+  store(tenant: string = DEFAULT_TENANT): Promise<SharedPoolPostgresStore> {
+    let store = this.stores.get(tenant);
+    if (!store) {
+      const created = new SharedPoolPostgresStore(this.pool, checkpointSchema(tenant));
+      store = withMigrationLock(this.pool, () => created.setup()).then(() => created);
+      store.catch(() => this.stores.delete(tenant));
+      this.stores.set(tenant, store);
+    }
+    return store;
   }
 
   async close(): Promise<void> {

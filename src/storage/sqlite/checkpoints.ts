@@ -22,6 +22,7 @@ import type Database from "better-sqlite3";
 import type { Checkpoints } from "../kind.js";
 import { openDatabase, type Synchronous } from "../sqlite.js";
 import { DEFAULT_TENANT } from "../tenant.js";
+import { SqliteStore } from "./store.js";
 
 /** True for a row of `checkpoints` that belongs to `@tenant`; the default serde stores metadata as JSON. */
 const OWNED = `COALESCE(json_extract(CAST(metadata AS TEXT), '$.tenant'), '${DEFAULT_TENANT}') = @tenant`;
@@ -122,9 +123,10 @@ export class TenantCheckpointSaver extends SqliteSaver {
   }
 }
 
-/** Every tenant's checkpointer over one connection to the file; `close` closes it. */
+/** Every tenant's checkpointer and store over one connection to the file; `close` closes it. */
 export class SqliteCheckpoints implements Checkpoints {
   private readonly db: Database.Database;
+  private readonly stores = new Map<string, SqliteStore>();
 
   /** Opens `file` (WAL), creating its folder first. */
   constructor(file: string, synchronous: Synchronous) {
@@ -135,6 +137,16 @@ export class SqliteCheckpoints implements Checkpoints {
   /** `tenant`'s saver; without a tenant, LangGraph's own, whose untagged checkpoints are the default tenant's. */
   saver(tenant?: string): SqliteSaver {
     return tenant === undefined ? new SqliteSaver(this.db) : new TenantCheckpointSaver(this.db, tenant);
+  }
+
+  /** `tenant`'s store in the same file (`antler_store`, rows marked with the tenant). */
+  store(tenant: string = DEFAULT_TENANT): SqliteStore {
+    let store = this.stores.get(tenant);
+    if (!store) {
+      store = new SqliteStore(this.db, tenant);
+      this.stores.set(tenant, store);
+    }
+    return store;
   }
 
   async close(): Promise<void> {

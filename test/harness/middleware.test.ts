@@ -1,12 +1,12 @@
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { Command, MemorySaver } from "@langchain/langgraph";
-import { ChatOpenAI } from "@langchain/openai";
 import { type AgentMiddleware, createMiddleware } from "langchain";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { AgentHarness, buildMiddlewareChain, createAntlerAgent } from "../../src/harness/index.js";
 import { patchDanglingToolCalls } from "../../src/harness/middleware/dangling-tool-calls.js";
 import { loopDetectionMiddleware } from "../../src/harness/middleware/loop-detection.js";
 import { antlerSummarizationMiddleware } from "../../src/harness/middleware/summarization.js";
+import { mockChatModel } from "../fakes/langgraph/graphs.js";
 import { type MockModel, startMockModel } from "../fakes/openai.js";
 import { collect, deltas, last, startHarness } from "./helpers.js";
 
@@ -28,8 +28,7 @@ afterEach(async () => {
   await mock.close();
 });
 
-const modelOf = (m: MockModel) =>
-  new ChatOpenAI({ model: "mock-model", apiKey: "sk-test", configuration: { baseURL: m.url }, maxRetries: 0 });
+const modelOf = (m: MockModel) => mockChatModel(m.url);
 
 describe("the middleware chain", () => {
   it("defaults to DeerFlow's: loop detection on, the rest off, clarification last", () => {

@@ -6,10 +6,10 @@
  */
 import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
-import { ChatOpenAI } from "@langchain/openai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { AgentHarness, buildMiddlewareChain, createAntlerAgent } from "../../src/harness/index.js";
+import { mockChatModel } from "../fakes/langgraph/graphs.js";
 import { contentText, type MockModel, startMockModel } from "../fakes/openai.js";
 import { collect, last, startHarness } from "./helpers.js";
 
@@ -21,8 +21,7 @@ afterEach(async () => {
   await mock.close();
 });
 
-const modelOf = (m: MockModel) =>
-  new ChatOpenAI({ model: "mock-model", apiKey: "sk-test", configuration: { baseURL: m.url }, maxRetries: 0 });
+const modelOf = (m: MockModel) => mockChatModel(m.url);
 
 const TODOS = [
   { content: "Read the changelog", status: "in_progress" },

@@ -85,12 +85,14 @@ export function slowTools() {
   ];
 }
 
-/** The mock model's side of a run through the core: a word, three tool calls, then {@link ANSWER}, streamed. */
+/** The mock model's side of a run through the core: a word, three tool calls, then (after a second) {@link ANSWER}, streamed. */
 export function enqueueThreeToolRun(model: MockModel): void {
   model.enqueue(
     { text: "Let me look. ", toolCalls: [{ name: "web_search", args: { query: "antler pagination" } }] },
     { toolCalls: [{ name: "fetch_url", args: { url: "https://example.com/docs" } }] },
     { toolCalls: [{ name: "run_tests", args: { suite: "api" } }] },
-    { text: ANSWER, chunkSize: 4, delayMs: 25 },
+    // The answer starts a moment after the last tool: the view with every row done stays up long
+    // enough to be drawn even when a loaded machine slows the paced edits.
+    { text: ANSWER, chunkSize: 4, delayMs: 25, firstByteMs: 1_000 },
   );
 }

@@ -47,6 +47,8 @@ export interface Contender {
   readonly firstPollMs: number;
   /** When each user text reached the model (the mock's first chunk follows at once). */
   readonly modelAt: Map<string, number>;
+  /** Antler's SQLite file (the bot keeps nothing). */
+  readonly storeFile?: string;
   /** The child has not exited. */
   alive(): boolean;
   /** What the mock streams for every request. */
@@ -74,13 +76,14 @@ export async function startContender(name: Contender["name"], options: StartOpti
   const flags = options.cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${path.join(dir, "prof")}`] : [];
   let args: string[];
   let readyUrl: string | undefined;
+  const storeFile = name === "Antler" ? path.join(dir, "antler.db") : undefined;
   if (name === "Antler") {
     if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
     const port = await freePort();
     readyUrl = `http://127.0.0.1:${port}/readyz`;
     const config = {
       server: { host: "127.0.0.1", port },
-      storage: { path: path.join(dir, "antler.db") },
+      storage: { path: storeFile },
       logging: { level: "warn", format: "json" },
       models: [
         { name: "default", use: "@langchain/openai:ChatOpenAI", model: "mock-model", api_key: "sk-mock", base_url: mock.url },
@@ -148,6 +151,7 @@ export async function startContender(name: Contender["name"], options: StartOpti
     readyMs,
     firstPollMs: (firstPoll() as number) - spawnedAt,
     modelAt,
+    storeFile,
     alive: () => live.has(child),
     async stop() {
       child.kill("SIGTERM");

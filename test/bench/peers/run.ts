@@ -20,17 +20,23 @@
  * The "Antler ÷ bot" row divides each figure. Before the tables: time from spawn to ready
  * (Antler: /readyz 200; bot: first getUpdates) and RSS when idle after the warm-up.
  *
- *   npm run bench:peers -- [--quick] [--only=2,3] [--cpu-prof]
+ * Scenario 4, the long conversation (one DM, 200 turns one after another; ./long.ts), runs only
+ * when asked for: it takes about seven minutes, the other three about one together.
  *
- * --quick runs 1×30, 20×20 and 50×10 instead of 1×100, 100×50 and 300×20. --only picks
- * scenarios by number. --cpu-prof runs each contender under `node --cpu-prof` (which slows it)
- * and prints the top self-time packages and functions of its whole life (./profile.ts).
+ *   npm run bench:peers -- [--quick] [--only=2,3] [--long] [--turns=N] [--cpu-prof]
+ *
+ * --quick runs 1×30, 20×20 and 50×10 instead of 1×100, 100×50 and 300×20, and 50 turns in the
+ * long conversation. --only picks scenarios by number (4 is the long one); --long alone is
+ * --only=4. --turns=N (or --turns N) sets the long conversation's turns. --cpu-prof runs each
+ * contender under `node --cpu-prof` (which slows it) and prints the top self-time packages and
+ * functions of its whole life (./profile.ts).
  */
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import path from "node:path";
 import type { FakeUser } from "../../fakes/telegram/index.js";
 import { type Contender, EDIT_INTERVAL_MS, sleep, startContender } from "./contenders.js";
+import { LONG_TURNS, runLong } from "./long.js";
 import { sampleRss, treeCpuMs, treeRssBytes } from "./proc.js";
 import { summarize } from "./profile.js";
 
@@ -43,12 +49,21 @@ interface Scenario {
 
 const quick = process.argv.includes("--quick");
 const cpuProf = process.argv.includes("--cpu-prof");
-const only = process.argv
-  .find((a) => a.startsWith("--only="))
-  ?.slice("--only=".length)
-  .split(",")
-  .map(Number);
-const SCENARIOS: Scenario[] = (
+const LONG = 4;
+const only =
+  process.argv
+    .find((a) => a.startsWith("--only="))
+    ?.slice("--only=".length)
+    .split(",")
+    .map(Number) ?? (process.argv.includes("--long") ? [LONG] : undefined);
+const long = only?.includes(LONG) ?? false;
+const turnsAt = process.argv.indexOf("--turns");
+const turnsArg =
+  process.argv.find((a) => a.startsWith("--turns="))?.slice("--turns=".length) ??
+  (turnsAt >= 0 ? String(process.argv[turnsAt + 1]) : undefined);
+const turns = turnsArg !== undefined ? Number(turnsArg) : quick ? 50 : LONG_TURNS;
+if (!Number.isInteger(turns) || turns < 1) throw new Error(`--turns wants a whole number of turns, not ${turnsArg}`);
+const SCENARIOS = (
   quick
     ? [
         { label: "1 chat", conversations: 1, tokens: 30, delayMs: 10 },
@@ -60,7 +75,9 @@ const SCENARIOS: Scenario[] = (
         { label: "100 chats", conversations: 100, tokens: 50, delayMs: 20 },
         { label: "300-chat burst", conversations: 300, tokens: 20, delayMs: 0 },
       ]
-).filter((_, i) => !only || only.includes(i + 1));
+)
+  .map((s, i) => ({ ...s, number: i + 1 }))
+  .filter((s) => !only || only.includes(s.number));
 const TIMEOUT_MS = quick ? 60_000 : 180_000;
 /** Each token is one 6-character word ("w0042 "), so the text has exactly `tokens` chunks. */
 const CHUNK = 6;
@@ -216,7 +233,8 @@ try {
   contenders.push(antler);
   const idle = { bot: await warmUp(bot), Antler: await warmUp(antler) };
 
-  console.log(`bench:peers${quick ? " --quick" : ""}${cpuProf ? " --cpu-prof" : ""}: edit interval ${EDIT_INTERVAL_MS} ms`);
+  const flags = `${quick ? " --quick" : ""}${long ? ` --turns=${turns}` : ""}${cpuProf ? " --cpu-prof" : ""}`;
+  console.log(`bench:peers${flags}: edit interval ${EDIT_INTERVAL_MS} ms`);
   const load = loadavg()[0]?.toFixed(1);
   console.log(`node ${process.version}, ${cpus().length} CPUs, load ${load}; only ratios within one run mean anything\n`);
   console.log(row(["contender", "ready ms", "first poll ms", "idle RSS MB"]));
@@ -239,8 +257,8 @@ try {
     row(Array(8).fill("---")),
   ];
   const byMethod: string[] = [];
-  for (const [i, s] of SCENARIOS.entries()) {
-    const index = only ? (only[i] as number) - 1 : i;
+  for (const s of SCENARIOS) {
+    const index = s.number - 1;
     const b = await run(bot, s, index);
     await sleep(1_000);
     const a = await run(antler, s, index);
@@ -250,9 +268,15 @@ try {
     if (a.missing + b.missing > 0) failed = true;
     process.stderr.write(`scenario ${index + 1} done\n`);
   }
-  console.log(table.join("\n"));
-  console.log("\ncalls per reply by method:");
-  for (const line of byMethod) console.log(`  ${line}`);
+  if (SCENARIOS.length > 0) {
+    console.log(table.join("\n"));
+    console.log("\ncalls per reply by method:");
+    for (const line of byMethod) console.log(`  ${line}`);
+  }
+  if (long) {
+    if (SCENARIOS.length > 0) console.log("");
+    console.log((await runLong(bot, antler, turns)).join("\n"));
+  }
 } catch (err) {
   failed = true;
   console.error(err instanceof Error ? err.message : err);

@@ -276,7 +276,7 @@ function report(b: Trace, a: Trace, store: StoreFile, turns: number): string[] {
   const end = perWindow.at(-1) as (typeof perWindow)[number];
   const at = turns === LONG_TURNS ? "" : ` (after ${turns} turns: the acceptance is at ${LONG_TURNS})`;
   lines.push("", `acceptance (issue 34)${at}:`);
-  if (mid && end.w[0] > 41) {
+  if (mid && end.w[0] > 50) {
     const r = end.a.cpuPerTurn / mid.cpuPerTurn;
     lines.push(
       `- CPU per turn at ${end.w[0]}–${end.w[1]} ≤ 1.3× that at 41–50: ${verdict(r <= 1.3)} ` +

@@ -37,12 +37,12 @@ export const sqliteStorage: StorageKind = {
  * checkpoint would (threads written before pruning, or under `checkpoint_history: all`), turns
  * auto-vacuum on in a file made without it, and gives the free pages back to the disk.
  */
-export function tidy(file: string, settings: StorageSettings, logger: Logger): void {
+export function tidy(file: string, settings: StorageSettings, logger: Logger, maxVacuumBytes = VACUUM_AT_START_MAX_BYTES): void {
   const db = openDatabase(file, settings.synchronous);
   try {
     const before = pageBytes(db).total;
     const pruned = (settings.checkpoint_history ?? "latest") === "latest" ? sweep(db) : { rows: 0, threads: 0 };
-    const mode = makeIncremental(db, VACUUM_AT_START_MAX_BYTES);
+    const mode = makeIncremental(db, maxVacuumBytes);
     if (mode !== "converted") reclaimSpace(db, 0);
     const after = pageBytes(db).total;
     if (pruned.rows > 0 || mode === "converted") {

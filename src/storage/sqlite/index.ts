@@ -22,7 +22,14 @@ export const sqliteStorage: StorageKind = {
   kind: "sqlite",
   async open(settings, { baseDir, logger }) {
     const file = path.resolve(baseDir, settings.path);
-    if (existsSync(file)) tidy(file, settings, logger);
+    if (existsSync(file)) {
+      try {
+        tidy(file, settings, logger);
+      } catch (err) {
+        // Another process holding the file, a full disk: the gateway works without it, and tries at its next start.
+        logger.warn({ err, file }, "storage: could not prune old checkpoints or reclaim space at start");
+      }
+    }
     return { store: new SqliteBindingStore(file, Date.now, settings.synchronous) };
   },
   checkpoints(settings, baseDir) {

@@ -24,4 +24,10 @@ describe("storage config", () => {
     expect(() => parseConfig("storage:\n  kind: mongo\n", {})).toThrow(/storage\.kind/);
     expect(() => parseConfig("storage:\n  pool_size: 1\n", {})).toThrow(/storage\.pool_size/);
   });
+
+  it("keeps each thread's newest checkpoints unless told to keep them all", () => {
+    expect(parseConfig("", {}).storage.checkpoint_history).toBe("latest");
+    expect(parseConfig("storage:\n  checkpoint_history: all\n", {}).storage.checkpoint_history).toBe("all");
+    expect(() => parseConfig("storage:\n  checkpoint_history: none\n", {})).toThrow(/storage\.checkpoint_history/);
+  });
 });

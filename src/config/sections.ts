@@ -52,6 +52,8 @@ export const StorageConfig = z
      */
     files: z.string().optional(),
     synchronous: z.enum(["normal", "full"]).default("normal"),
+    /** `latest`: each thread keeps its newest state only (src/storage/README.md); `all`: every step's checkpoint. */
+    checkpoint_history: z.enum(["latest", "all"]).default("latest"),
     /** The PostgreSQL database (`postgres://user:password@host:5432/db`); required when kind is postgres. */
     url: z.string().optional(),
     /**

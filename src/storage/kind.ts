@@ -11,6 +11,13 @@ import type { Logger } from "../log/logger.js";
 import type { Coordinator } from "../replicas/coordinator.js";
 import type { Synchronous } from "./sqlite.js";
 
+/**
+ * Which checkpoints a kind keeps (`storage.checkpoint_history`): `latest`, what each thread still
+ * needs (its newest checkpoint, whole, and that one's parent); `all`, every step's, as LangGraph's
+ * savers do (a thread then grows with the square of its length).
+ */
+export type CheckpointHistory = "latest" | "all";
+
 /** The `storage:` section a kind reads (the config's own type fits it). */
 export interface StorageSettings {
   /** Which kind: a key of the registry in src/storage/index.ts. */
@@ -23,6 +30,8 @@ export interface StorageSettings {
   url?: string | undefined;
   /** Most connections each of a kind's pools opens. */
   pool_size: number;
+  /** Which checkpoints the savers keep; `latest` when not given. */
+  checkpoint_history?: CheckpointHistory | undefined;
 }
 
 /** What opening storage for a gateway needs to know about the gateway. */

@@ -25,8 +25,9 @@ describe("TenantCheckpointSaver", () => {
 
   beforeEach(() => {
     db = new Database(":memory:");
-    a = new TenantCheckpointSaver(db, "a");
-    b = new TenantCheckpointSaver(db, "b");
+    // Every checkpoint kept, so `list` has history to keep apart (pruning: test/storage/checkpoint-prune.test.ts).
+    a = new TenantCheckpointSaver(db, "a", { history: "all" });
+    b = new TenantCheckpointSaver(db, "b", { history: "all" });
   });
   afterEach(() => {
     db.close();

@@ -10,13 +10,18 @@
  *
  * Each tenant's long-term store (`store(tenant)`, store.ts) lives in the same schema, on the same
  * pool, its tables set up the same way.
+ *
+ * With `history: "latest"` (Antler's default) each saver prunes its threads as it writes
+ * (prune.ts), and once set up it sweeps the tenant's older threads in the background; `close`
+ * waits for that sweep.
  */
 import { createHash } from "node:crypto";
-import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
+import type { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import type pg from "pg";
-import type { Checkpoints } from "../kind.js";
+import type { CheckpointHistory, Checkpoints } from "../kind.js";
 import { openPool, type PostgresConnection, withMigrationLock } from "../postgres.js";
 import { DEFAULT_TENANT } from "../tenant.js";
+import { PrunedPostgresSaver } from "./prune.js";
 import { SharedPoolPostgresStore } from "./store.js";
 
 const PREFIX = "antler_checkpoints_";
@@ -41,8 +46,13 @@ export class PostgresCheckpoints implements Checkpoints {
   private readonly pool: pg.Pool;
   private readonly savers = new Map<string, Promise<PostgresSaver>>();
   private readonly stores = new Map<string, Promise<SharedPoolPostgresStore>>();
+  private readonly sweeps = new Set<Promise<unknown>>();
 
-  constructor(connection: PostgresConnection) {
+  /** `options.history` is what every saver keeps (`latest` when not given). */
+  constructor(
+    connection: PostgresConnection,
+    private readonly options: { history?: CheckpointHistory | undefined } = {},
+  ) {
     this.pool = openPool(connection);
   }
 
@@ -50,8 +60,11 @@ export class PostgresCheckpoints implements Checkpoints {
   saver(tenant: string = DEFAULT_TENANT): Promise<PostgresSaver> {
     let saver = this.savers.get(tenant);
     if (!saver) {
-      const created = new PostgresSaver(this.pool, undefined, { schema: checkpointSchema(tenant) });
-      saver = withMigrationLock(this.pool, () => created.setup()).then(() => created);
+      const created = new PrunedPostgresSaver(this.pool, checkpointSchema(tenant), this.options.history);
+      saver = withMigrationLock(this.pool, () => created.setup()).then(() => {
+        if (created.history === "latest") this.inBackground(created.sweep());
+        return created;
+      });
       // A failed set-up is tried again next time rather than remembered.
       saver.catch(() => this.savers.delete(tenant));
       this.savers.set(tenant, saver);
@@ -71,7 +84,14 @@ export class PostgresCheckpoints implements Checkpoints {
     return store;
   }
 
+  /** A sweep runs beside the runs; a failure only leaves its rows for the threads' next checkpoints. */
+  private inBackground(work: Promise<unknown>): void {
+    const tracked = work.catch(() => undefined).finally(() => this.sweeps.delete(tracked));
+    this.sweeps.add(tracked);
+  }
+
   async close(): Promise<void> {
+    await Promise.all(this.sweeps);
     await this.pool.end();
   }
 }

@@ -13,6 +13,7 @@ import { PostgresCheckpoints } from "./checkpoints.js";
 
 export { PostgresBindingStore } from "./binding-store.js";
 export { checkpointSchema, PostgresCheckpoints } from "./checkpoints.js";
+export { PrunedPostgresSaver } from "./prune.js";
 
 /** The database of `storage.kind: postgres` (the config schema makes `storage.url` required there). */
 export function postgresConnection(settings: StorageSettings): PostgresConnection {
@@ -31,7 +32,7 @@ export const postgresStorage: StorageKind = {
     }
   },
   checkpoints(settings) {
-    return new PostgresCheckpoints(postgresConnection(settings));
+    return new PostgresCheckpoints(postgresConnection(settings), { history: settings.checkpoint_history });
   },
 };
 

@@ -6,7 +6,9 @@
  * - reads (`getTuple`, `list`, and what LangGraph builds on them: state, history, replay, resume)
  *   treat another tenant's checkpoints as absent. A checkpoint without `tenant`, written before
  *   tenants existed, is the default tenant's;
- * - `deleteThread` deletes only this tenant's checkpoints of the thread, with their writes.
+ * - `deleteThread` deletes only this tenant's checkpoints of the thread, with their writes;
+ * - with `history: "latest"` (Antler's default), each `put` then deletes what the thread no longer
+ *   needs (prune.ts): its checkpoints older than the new one's parent, with their writes.
  *
  * The tenant is matched in SQL rather than on the newest row, so another tenant's checkpoints in a
  * thread of the same id never hide this tenant's own. Writing costs nothing extra: `put` only adds
@@ -19,13 +21,11 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import type { Checkpoint, CheckpointListOptions, CheckpointMetadata, CheckpointTuple } from "@langchain/langgraph-checkpoint";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import type Database from "better-sqlite3";
-import type { Checkpoints } from "../kind.js";
-import { openDatabase, type Synchronous } from "../sqlite.js";
+import type { CheckpointHistory, Checkpoints } from "../kind.js";
+import { openDatabase, reclaimSpace, type Synchronous } from "../sqlite.js";
 import { DEFAULT_TENANT } from "../tenant.js";
+import { OWNED, SqlitePruner } from "./prune.js";
 import { SqliteStore } from "./store.js";
-
-/** True for a row of `checkpoints` that belongs to `@tenant`; the default serde stores metadata as JSON. */
-const OWNED = `COALESCE(json_extract(CAST(metadata AS TEXT), '$.tenant'), '${DEFAULT_TENANT}') = @tenant`;
 
 /** Walks the primary key newest first and stops at the first owned row: usually the newest. */
 const LATEST = `SELECT checkpoint_id FROM checkpoints
@@ -45,20 +45,31 @@ interface CheckpointKey {
   checkpoint_id: string;
 }
 
+/** What a saver keeps; see `storage.checkpoint_history`. */
+export interface SaverOptions {
+  /** `latest` (default): only what each thread still needs; `all`: every checkpoint, as LangGraph's saver. */
+  history?: CheckpointHistory;
+}
+
 /** A `SqliteSaver` that reads and writes only `tenant`'s checkpoints in a database it shares. */
 export class TenantCheckpointSaver extends SqliteSaver {
   private latest: Database.Statement | undefined;
+  private readonly pruner: SqlitePruner | undefined;
 
   constructor(
     db: Database.Database,
     readonly tenant: string,
+    options: SaverOptions = {},
   ) {
     super(db);
+    if ((options.history ?? "latest") === "latest") this.pruner = new SqlitePruner(db, tenant);
   }
 
   override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata): Promise<RunnableConfig> {
     const tagged: CheckpointMetadata<{ tenant: string }> = { ...metadata, tenant: this.tenant };
-    return super.put(config, checkpoint, tagged);
+    const saved = await super.put(config, checkpoint, tagged);
+    this.pruner?.afterPut(written(config, metadata));
+    return saved;
   }
 
   override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -89,6 +100,7 @@ export class TenantCheckpointSaver extends SqliteSaver {
       this.db.prepare(DELETE_WRITES).run(args);
       this.db.prepare(DELETE_CHECKPOINTS).run(args);
     })();
+    reclaimSpace(this.db);
   }
 
   private owns(metadata: CheckpointMetadata | undefined): boolean {
@@ -123,20 +135,56 @@ export class TenantCheckpointSaver extends SqliteSaver {
   }
 }
 
+/**
+ * The checkpointer of a lone agent (no tenants): LangGraph's own, its checkpoints untagged (every
+ * tenant-aware reader takes them for the default tenant's), pruned as the default tenant's.
+ */
+export class LoneCheckpointSaver extends SqliteSaver {
+  private readonly pruner: SqlitePruner | undefined;
+
+  constructor(db: Database.Database, options: SaverOptions = {}) {
+    super(db);
+    if ((options.history ?? "latest") === "latest") this.pruner = new SqlitePruner(db, DEFAULT_TENANT);
+  }
+
+  override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata): Promise<RunnableConfig> {
+    const saved = await super.put(config, checkpoint, metadata);
+    this.pruner?.afterPut(written(config, metadata));
+    return saved;
+  }
+}
+
+/** The checkpoint a `put` with `config` just wrote, as pruning sees it. */
+function written(config: RunnableConfig, metadata: CheckpointMetadata) {
+  const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable ?? {};
+  return {
+    thread_id: String(thread_id),
+    checkpoint_ns: String(checkpoint_ns),
+    parent: checkpoint_id as string | undefined,
+    metadata,
+  };
+}
+
 /** Every tenant's checkpointer and store over one connection to the file; `close` closes it. */
 export class SqliteCheckpoints implements Checkpoints {
   private readonly db: Database.Database;
   private readonly stores = new Map<string, SqliteStore>();
 
-  /** Opens `file` (WAL), creating its folder first. */
-  constructor(file: string, synchronous: Synchronous) {
+  /** Opens `file` (WAL), creating its folder first; `options.history` is what every saver keeps. */
+  constructor(
+    file: string,
+    synchronous: Synchronous,
+    private readonly options: SaverOptions = {},
+  ) {
     mkdirSync(path.dirname(file), { recursive: true });
     this.db = openDatabase(file, synchronous);
   }
 
-  /** `tenant`'s saver; without a tenant, LangGraph's own, whose untagged checkpoints are the default tenant's. */
+  /** `tenant`'s saver; without a tenant, a lone agent's, whose untagged checkpoints are the default tenant's. */
   saver(tenant?: string): SqliteSaver {
-    return tenant === undefined ? new SqliteSaver(this.db) : new TenantCheckpointSaver(this.db, tenant);
+    return tenant === undefined
+      ? new LoneCheckpointSaver(this.db, this.options)
+      : new TenantCheckpointSaver(this.db, tenant, this.options);
   }
 
   /** `tenant`'s store in the same file (`antler_store`, rows marked with the tenant). */
